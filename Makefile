@@ -1,0 +1,56 @@
+# Two commands matter: `make run` (serve the app on http://localhost:8501) and `make test`.
+# Both create .venv when it is missing and install what the requirements files ask for.
+
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test lint format test-core test-app test-e2e bench screenshots docker-lint clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when a requirements file changes.
+$(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/activate
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/activate
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime-installed $@
+
+run: $(VENV)/.runtime-installed
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address localhost
+
+lint: $(VENV)/.dev-installed
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(VENV)/.dev-installed
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+test: lint
+	$(PY) -m pytest
+
+test-core: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/core tests/figures
+
+test-app: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/app
+
+test-e2e: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/e2e
+
+bench: $(VENV)/.dev-installed
+	$(PY) -m benchmarks
+
+screenshots: $(VENV)/.dev-installed
+	$(PY) -m tests.e2e.screenshots --out screenshots
+
+docker-lint: $(VENV)/.dev-installed
+	$(VENV)/bin/hadolint Dockerfile
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache screenshots

@@ -1,0 +1,56 @@
+"""Router of the app: page config, language switch and ``st.navigation`` over the five lessons.
+
+Run with ``make run`` (or ``streamlit run app.py``). Each page is a thin script in ``pages/``;
+the math lives in ``core/``, the figures in ``figures/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.i18n import language_switch, t
+from ui.router import routed
+
+ROOT = Path(__file__).resolve().parent
+
+#: (script, url path, i18n key of the title, icon). The order is the order of the lesson.
+PAGES: list[tuple[str, str, str, str]] = [
+    ("pages/home.py", "home", "nav.home", ":material/school:"),
+    ("pages/kernel-regression.py", "kernel-regression", "nav.kernel_regression", ":material/show_chart:"),
+    (
+        "pages/kernels-to-attention.py",
+        "kernels-to-attention",
+        "nav.kernels_to_attention",
+        ":material/compare_arrows:",
+    ),
+    ("pages/scaled-dot-product.py", "scaled-dot-product", "nav.scaled_dot_product", ":material/grid_on:"),
+    ("pages/multi-head.py", "multi-head", "nav.multi_head", ":material/view_module:"),
+    ("pages/training.py", "training", "nav.training", ":material/model_training:"),
+]
+
+
+def build_pages() -> list[st.Page]:
+    """The ``st.Page`` objects, titled in the current language; pages not yet written are left out."""
+    pages = []
+    for script, url_path, title_key, icon in PAGES:
+        if not (ROOT / script).exists():
+            continue
+        pages.append(
+            st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
+        )
+    return pages
+
+
+def main() -> None:
+    st.set_page_config(page_title="Attention = Kernel Regression", page_icon="🔍", layout="wide")
+    language_switch()
+    page = st.navigation(build_pages(), position="sidebar", expanded=True)
+    st.sidebar.caption(t("common.sidebar_footer"))
+    with routed():
+        page.run()
+
+
+if __name__ == "__main__":
+    main()

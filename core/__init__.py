@@ -1,0 +1,6 @@
+"""The math of the app: numpy and torch only, never Streamlit or Plotly.
+
+Shape legend used in every docstring: B batch, H heads, L queries, S keys, D key/query dim,
+Dv value dim, N samples, Q query points. Attention weights are always ``(..., L, S)`` with rows =
+queries; Nadaraya-Watson weights too (``(Q, N)``, rows = query points).
+"""

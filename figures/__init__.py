@@ -1,0 +1,1 @@
+"""Pure Plotly figure builders: arrays in, ``go.Figure`` out. No Streamlit, no math."""

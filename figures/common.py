@@ -1,0 +1,68 @@
+"""Shared look of every figure: large fonts for projectors, one colour scale for weights."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+#: Sequential scale for attention / kernel weights (0 = white, 1 = dark), as in the post's YlOrRd.
+WEIGHT_COLORSCALE = "YlOrRd"
+#: Diverging scale for signed quantities (scores, differences, encodings).
+SIGNED_COLORSCALE = "RdBu_r"
+#: Categorical colours, colour-blind safe (Okabe-Ito).
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+
+BASE_FONT_SIZE = 15
+
+
+def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
+    """Apply the house layout (font size, margins, legend on top) and return ``fig``."""
+    fig.update_layout(
+        title=title,
+        height=height,
+        font={"size": BASE_FONT_SIZE},
+        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+        template="plotly_white",
+    )
+    return fig
+
+
+def heatmap(
+    z: np.ndarray,
+    *,
+    x: Sequence | None = None,
+    y: Sequence | None = None,
+    title: str | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    colorscale: str = WEIGHT_COLORSCALE,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    zmid: float | None = None,
+    height: int = 420,
+    hover_template: str | None = None,
+) -> go.Figure:
+    """A heatmap with rows = queries on y (top row first), columns = keys on x.
+
+    Args:
+        z: (L, S) values; NaN cells are drawn blank (undefined, e.g. fully masked rows).
+        x, y: optional tick labels for the S columns and L rows.
+    """
+    z = np.asarray(z, dtype=float)
+    trace = go.Heatmap(
+        z=z,
+        x=list(x) if x is not None else None,
+        y=list(y) if y is not None else None,
+        colorscale=colorscale,
+        zmin=zmin,
+        zmax=zmax,
+        zmid=zmid,
+        hovertemplate=hover_template or "key %{x}<br>query %{y}<br>%{z:.4g}<extra></extra>",
+    )
+    fig = go.Figure(trace)
+    fig.update_yaxes(autorange="reversed", title=y_title)
+    fig.update_xaxes(title=x_title)
+    return base_layout(fig, title=title, height=height)

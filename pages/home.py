@@ -1,0 +1,49 @@
+"""Home: what the app teaches, the map of the lesson and the kernel-regression <-> attention table."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import t
+from ui.layout import page_header
+
+LESSONS = [
+    ("pages/kernel-regression.py", "nav.kernel_regression", "home.lesson_kernel_regression"),
+    ("pages/kernels-to-attention.py", "nav.kernels_to_attention", "home.lesson_kernels_to_attention"),
+    ("pages/scaled-dot-product.py", "nav.scaled_dot_product", "home.lesson_scaled_dot_product"),
+    ("pages/multi-head.py", "nav.multi_head", "home.lesson_multi_head"),
+    ("pages/training.py", "nav.training", "home.lesson_training"),
+]
+
+MAPPING_ROWS = ["query", "keys", "values", "score", "normaliser", "bandwidth", "output"]
+
+
+def render() -> None:
+    page_header("home.title", "home.intro")
+
+    st.latex(
+        r"\hat f(x) = \sum_i \frac{K\!\left(\frac{x - x_i}{h}\right)}"
+        r"{\sum_j K\!\left(\frac{x - x_j}{h}\right)}\, y_i"
+    )
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
+
+    st.subheader(t("home.mapping_title"))
+    st.table(
+        {
+            t("home.mapping_col_concept"): [t(f"home.mapping_{r}_concept") for r in MAPPING_ROWS],
+            t("home.mapping_col_nw"): [t(f"home.mapping_{r}_nw") for r in MAPPING_ROWS],
+            t("home.mapping_col_attention"): [t(f"home.mapping_{r}_attention") for r in MAPPING_ROWS],
+        },
+        hide_index=True,
+    )
+
+    st.subheader(t("home.map_title"))
+    for i, (script, title_key, blurb_key) in enumerate(LESSONS, start=1):
+        st.page_link(script, label=f"{i}. {t(title_key)}")
+        st.caption(t(blurb_key))
+
+    st.subheader(t("home.class_title"))
+    st.markdown(t("home.class_body"))
+
+
+render()

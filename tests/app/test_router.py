@@ -1,0 +1,43 @@
+"""The router: every page is reachable, in both languages, with no exception."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import PAGES
+from tests.app.conftest import assert_clean, open_page
+from tests.conftest import ROOT
+from ui.i18n import load_catalogue
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_renders(lang):
+    at = open_page("home", lang=lang)
+    assert_clean(at)
+    assert at.title[0].value == load_catalogue(lang)["home.title"]
+    assert len(at.table) == 1  # the kernel regression <-> attention mapping table
+
+
+@pytest.mark.parametrize("code", ["zh", "中文"])
+def test_chinese_from_short_code_and_from_label(code):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["lang"] = code
+    at.run()
+    assert_clean(at)
+    assert at.session_state["lang"] == "zh"
+    assert at.title[0].value == load_catalogue("zh")["home.title"]
+
+
+def test_unknown_language_falls_back_to_english():
+    at = open_page("home", params={"lang": "klingon"})
+    assert_clean(at)
+    assert at.session_state["lang"] == "en"
+
+
+def test_every_page_is_registered_and_exists():
+    assert [p[1] for p in PAGES] == [
+        "home", "kernel-regression", "kernels-to-attention", "scaled-dot-product", "multi-head", "training",
+    ]  # fmt: skip
+    for script, *_ in PAGES:
+        assert (ROOT / script).exists(), script

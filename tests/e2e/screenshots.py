@@ -1,0 +1,74 @@
+"""Take full-page screenshots of app pages in both languages: ``make screenshots``.
+
+Usage: ``python -m tests.e2e.screenshots [--out screenshots] [path?query ...]``. Without paths it
+shoots every page in English and Chinese. Starts its own ``streamlit run`` on a free port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import CHROMIUM_FLAGS, _free_port, chromium_path, wait_for_app
+
+DEFAULT_PATHS = [
+    "home",
+    "kernel-regression",
+    "kernels-to-attention",
+    "scaled-dot-product",
+    "multi-head",
+    "training",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("paths", nargs="*", help="url paths with optional ?query (default: all pages)")
+    parser.add_argument("--out", default="screenshots")
+    parser.add_argument("--langs", default="en,zh")
+    parser.add_argument("--width", type=int, default=1400)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+            ctx = browser.new_context(viewport={"width": args.width, "height": 1000})
+            page = ctx.new_page()
+            for path in args.paths or DEFAULT_PATHS:
+                for lang in args.langs.split(","):
+                    sep = "&" if "?" in path else "?"
+                    page.goto(f"{base}/{path}{sep}lang={lang}")
+                    wait_for_app(page)
+                    page.wait_for_timeout(1500)
+                    name = path.replace("?", "_").replace("&", "_").replace("=", "-")
+                    target = out / f"{name}.{lang}.png"
+                    page.screenshot(path=str(target), full_page=True)
+                    print(target)
+            browser.close()
+    finally:
+        proc.terminate()
+
+
+if __name__ == "__main__":
+    main()

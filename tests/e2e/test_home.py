@@ -1,0 +1,27 @@
+"""The router and the home page in a real browser."""
+
+import pytest
+
+from tests.e2e.conftest import assert_no_exception
+
+pytestmark = pytest.mark.e2e
+
+
+def test_home_renders_in_english(page):
+    page.open()
+    assert "Attention is kernel regression" in page.locator("h1").first.inner_text()
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 1
+    assert_no_exception(page)
+
+
+def test_home_renders_in_chinese_from_short_code(page):
+    page.open(lang="zh")
+    assert "注意力就是核回归" in page.locator("h1").first.inner_text()
+    assert_no_exception(page)
+
+
+def test_language_switch_changes_text(page):
+    page.open()
+    page.locator('[data-testid="stSidebar"]').get_by_text("中文", exact=True).click()
+    page.wait_for_function("document.querySelector('h1').innerText.includes('注意力')", timeout=30_000)
+    assert "lang=" in page.url
