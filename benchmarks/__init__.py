@@ -1,0 +1,1 @@
+"""Speed and memory benchmarks, each a ratio against a reference measured in the same run."""
