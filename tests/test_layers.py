@@ -1,0 +1,37 @@
+"""The layer rule of STYLE.md, enforced: core never imports the UI, figures never import Streamlit,
+and pages hold no math (no torch/numpy computation: they call core through ui)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.conftest import ROOT
+
+FORBIDDEN = {
+    "core": {"streamlit", "plotly", "pandas.io.formats.style"},
+    "figures": {"streamlit", "torch"},
+    "pages": {"torch"},
+}
+
+
+def _imports(path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports(layer):
+    bad = []
+    for path in sorted((ROOT / layer).rglob("*.py")):
+        for name in _imports(path):
+            if name.split(".")[0] in FORBIDDEN[layer] or name in FORBIDDEN[layer]:
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert bad == []
