@@ -1,0 +1,412 @@
+"""Nadaraya-Watson kernel regression: the weighted average that attention grows out of.
+
+    f̂(x) = Σ_i w_i(x) y_i,   w_i(x) = K((x - x_i)/h) / Σ_j K((x - x_j)/h)
+
+(Nadaraya 1964; Watson 1964; the post's section 1.2). Read as attention: the query point x asks,
+the samples x_i are the keys, the y_i are the values, K is the similarity score, the denominator is
+the softmax-like normaliser and the bandwidth h sets how sharp the weights are. With the Gaussian
+kernel the weights *are* a softmax: w_i(x) = softmax_i(-(x - x_i)² / (2h²)).
+
+Shapes (legend in ``core/__init__.py``): x_train, y_train (N,), x_query (Q,), weights (Q, N) with
+rows = query points, predictions (Q,).
+
+Numerics, chosen so that the page can show every corner case without warnings:
+
+* The Gaussian is evaluated like a stable softmax: each row's exponent is shifted by its largest
+  value (the nearest sample) before ``exp``. The weights are mathematically unchanged, but they never
+  underflow to 0/0: for a tiny h the fit tends to nearest-neighbour regression instead of NaN.
+  (The post's literal loop, :func:`nw_predict_loop`, does underflow; the page shows the difference.)
+* With a compact kernel a query with no sample within h has zero total weight; its prediction and
+  its row of weights are NaN, silently (no RuntimeWarning, no exception).
+* :func:`nw_predict` never builds the (Q, N) matrix: queries are processed in sorted chunks, and each
+  chunk only looks at the window of sorted samples whose weight can be non-zero in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+from core.kernels import KERNELS, SUPPORT, check_kernel
+
+#: Elements of the largest kernel block nw_predict builds at once (2**20 float64 = 8 MiB).
+PREDICT_BLOCK = 2**20
+#: Elements of the largest block loo_cv_errors builds at once (2**22 float64 = 32 MiB).
+LOO_BLOCK = 2**22
+#: nw_weights refuses to build a dense (Q, N) matrix larger than this (512 MiB of float64).
+MAX_DENSE = 2**26
+#: exp(-750) is 0.0 in float64: Gaussian terms whose shifted exponent is below -750 are exactly 0.
+_GAUSS_CUTOFF = 750.0
+
+
+# ----------------------------------------------------------------------------------------------
+# validation
+# ----------------------------------------------------------------------------------------------
+
+
+def _as_1d(name: str, a: object) -> np.ndarray:
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be an array of real numbers") from err
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+def _check_bandwidth(h: object, name: str = "bandwidth") -> float:
+    if isinstance(h, bool) or not isinstance(h, Real):
+        raise ValueError(f"{name} must be a real number, got {h!r}")
+    h = float(h)
+    if not math.isfinite(h) or h <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {h}")
+    return h
+
+
+def _check_train(x_train: object, y_train: object) -> tuple[np.ndarray, np.ndarray]:
+    x = _as_1d("x_train", x_train)
+    y = _as_1d("y_train", y_train)
+    if x.shape != y.shape:
+        raise ValueError(f"x_train and y_train must have the same length, got {x.size} and {y.size}")
+    return x, y
+
+
+# ----------------------------------------------------------------------------------------------
+# kernel blocks
+# ----------------------------------------------------------------------------------------------
+
+
+def _kernel_block(xq: np.ndarray, xt: np.ndarray, kernel: str, h: float) -> np.ndarray:
+    """Unnormalised kernel values (q, n), rows = queries. Gaussian rows are shifted (see module doc)."""
+    d = xq[:, None] - xt[None, :]  # (q, 1) - (1, n) -> (q, n)
+    if kernel == "gaussian":
+        z = d / h
+        z *= z  # u²
+        z -= z.min(axis=1, keepdims=True)  # the nearest sample gets exponent 0
+        z *= -0.5
+        return np.exp(z, out=z)
+    return KERNELS[kernel](d / h)
+
+
+def _normalise_rows(k: np.ndarray) -> np.ndarray:
+    """Divide each row by its sum; rows summing to 0 become NaN (no warning)."""
+    s = k.sum(axis=1, keepdims=True)  # (q, 1)
+    w = np.full_like(k, np.nan)
+    np.divide(k, s, out=w, where=s > 0)
+    return w
+
+
+def _window(xs: np.ndarray, q: np.ndarray, kernel: str, h: float) -> tuple[int, int]:
+    """Index range [lo, hi) of sorted samples ``xs`` that can get a non-zero weight from sorted ``q``."""
+    if kernel == "gaussian":
+        pos = np.clip(np.searchsorted(xs, q), 1, xs.size - 1) if xs.size > 1 else np.zeros(q.size, int)
+        nearest = np.minimum(np.abs(q - xs[pos - 1 if xs.size > 1 else pos]), np.abs(q - xs[pos]))
+        g = float(nearest.max())
+        # Outside this radius (x - x_i)² / (2h²) exceeds the nearest one's by more than 750: exp -> 0.
+        radius = math.sqrt(g * g + 2.0 * _GAUSS_CUTOFF * h * h)
+    else:
+        radius = SUPPORT[kernel] * h
+    radius = radius * (1.0 + 1e-9) + 1e-300  # a superset only ever adds exact zeros
+    lo = int(np.searchsorted(xs, q[0] - radius, side="left"))
+    hi = int(np.searchsorted(xs, q[-1] + radius, side="right"))
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------------------------
+# public API
+# ----------------------------------------------------------------------------------------------
+
+
+def nw_weights(
+    x_train: np.ndarray,
+    x_query: np.ndarray,
+    kernel: str = "gaussian",
+    bandwidth: float = 0.5,
+) -> np.ndarray:
+    """Nadaraya-Watson weight matrix: the "attention map" of kernel regression.
+
+    Args:
+        x_train: (N,) sample inputs x_i (the keys).
+        x_query: (Q,) query points x (the queries).
+        kernel: a name in ``core.kernels.KERNELS``.
+        bandwidth: h > 0, in the units of x.
+
+    Returns:
+        (Q, N) array, rows = query points; each row sums to 1, except a query with zero total kernel
+        weight (compact kernel, no sample within h): that whole row is NaN.
+
+    Raises:
+        ValueError: on an unknown kernel, h <= 0 or not finite, empty or non-1-D inputs, NaN or
+            inf in the data, or Q·N above ``MAX_DENSE`` (use :func:`nw_predict` for big inputs).
+    """
+    kernel = check_kernel(kernel)
+    h = _check_bandwidth(bandwidth)
+    xt = _as_1d("x_train", x_train)
+    xq = _as_1d("x_query", x_query)
+    if xq.size * xt.size > MAX_DENSE:
+        raise ValueError(
+            f"a dense ({xq.size}, {xt.size}) weight matrix is too large (> {MAX_DENSE} entries); "
+            "use nw_predict, which works in chunks"
+        )
+    with np.errstate(all="ignore"):
+        return _normalise_rows(_kernel_block(xq, xt, kernel, h))
+
+
+def nw_predict(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    kernel: str = "gaussian",
+    bandwidth: float = 0.5,
+    *,
+    chunk_size: int | None = None,
+) -> np.ndarray:
+    """Nadaraya-Watson prediction f̂(x) = Σ_i w_i(x) y_i at every query point, memory-bounded.
+
+    Queries are sorted and processed ``chunk_size`` at a time; each chunk builds kernel values only
+    for the window of sorted samples that can get a non-zero weight (within the support of a compact
+    kernel; for the Gaussian, within the radius where exp underflows to exactly 0). Peak memory is
+    O(chunk_size · N) however large Q is: N = Q = 100,000 never allocates a Q x N matrix.
+
+    Args:
+        x_train: (N,) sample inputs.
+        y_train: (N,) sample outputs.
+        x_query: (Q,) query points (any order; the result follows this order).
+        kernel: a name in ``core.kernels.KERNELS``.
+        bandwidth: h > 0, in the units of x.
+        chunk_size: queries per chunk; default ``max(1, PREDICT_BLOCK // N)``.
+
+    Returns:
+        (Q,) predictions; NaN where a query has zero total kernel weight (only possible with a
+        compact kernel), without warnings.
+
+    Raises:
+        ValueError: on an unknown kernel, h <= 0 or not finite, mismatched lengths, empty or
+            non-1-D inputs, NaN or inf in the data, or a chunk_size that is not a positive integer.
+    """
+    kernel = check_kernel(kernel)
+    h = _check_bandwidth(bandwidth)
+    xt, yt = _check_train(x_train, y_train)
+    xq = _as_1d("x_query", x_query)
+    if chunk_size is None:
+        chunk_size = max(1, PREDICT_BLOCK // xt.size)
+    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+
+    order = np.argsort(xt, kind="stable")
+    xs, ys = xt[order], yt[order]
+    q_order = np.argsort(xq, kind="stable")
+    out = np.full(xq.size, np.nan)
+    with np.errstate(all="ignore"):
+        for start in range(0, xq.size, int(chunk_size)):
+            idx = q_order[start : start + int(chunk_size)]
+            q = xq[idx]  # (c,), ascending
+            lo, hi = _window(xs, q, kernel, h)
+            if hi <= lo:
+                continue  # no sample near this chunk: all NaN
+            k = _kernel_block(q, xs[lo:hi], kernel, h)  # (c, w)
+            num = k @ ys[lo:hi]  # (c, w) x (w,) -> (c,)
+            den = k.sum(axis=1)  # (c,)
+            pred = np.full(q.size, np.nan)
+            np.divide(num, den, out=pred, where=den > 0)
+            out[idx] = pred
+    return out
+
+
+def default_bandwidths(x: np.ndarray, num: int = 60) -> np.ndarray:
+    """Log-spaced bandwidths from spread·1e-4 to spread (spread = max(x) - min(x)), (num,).
+
+    Raises:
+        ValueError: if x is empty, has NaN/inf, or all its values are equal.
+    """
+    x = _as_1d("x", x)
+    spread = float(x.max() - x.min())
+    if spread <= 0:
+        raise ValueError("x has no spread (all values are equal): no bandwidth can be chosen")
+    return np.geomspace(spread * 1e-4, spread, num)
+
+
+def loo_cv_errors(
+    x: np.ndarray,
+    y: np.ndarray,
+    kernel: str = "gaussian",
+    bandwidths: np.ndarray | None = None,
+) -> np.ndarray:
+    """Leave-one-out cross-validation error CV(h) = (1/N) Σ_i (y_i - f̂_{-i}(x_i))² for each h.
+
+    f̂_{-i} is the Nadaraya-Watson fit without sample i (the objective of statsmodels
+    ``KernelReg(bw="cv_ls")``). Vectorised: sample i's own kernel value is zeroed in the (N, N)
+    kernel matrix, which is built in row blocks of at most ``LOO_BLOCK`` entries.
+
+    Args:
+        x: (N,) inputs, N >= 2.
+        y: (N,) outputs.
+        kernel: a name in ``core.kernels.KERNELS``.
+        bandwidths: (M,) bandwidths > 0; default :func:`default_bandwidths`.
+
+    Returns:
+        (M,) mean squared LOO errors, in squared units of y. NaN for a bandwidth at which some
+        sample has no other sample within the kernel's support (its LOO fit is undefined).
+
+    Raises:
+        ValueError: on an unknown kernel, mismatched lengths, fewer than 2 samples, NaN or inf,
+            or a bandwidth <= 0 or not finite.
+    """
+    kernel = check_kernel(kernel)
+    x, y = _check_train(x, y)
+    if x.size < 2:
+        raise ValueError("leave-one-out needs at least 2 samples")
+    hs = default_bandwidths(x) if bandwidths is None else _as_1d("bandwidths", bandwidths)
+    if (hs <= 0).any():
+        raise ValueError(f"every bandwidth must be > 0, got min {hs.min()}")
+    n = x.size
+    sse = np.zeros(hs.size)
+    undefined = np.zeros(hs.size, dtype=bool)
+    rows_per_block = max(1, LOO_BLOCK // n)
+    y2 = np.stack([y, np.ones(n)], axis=1)  # (N, 2): one matmul gives numerator and denominator
+    with np.errstate(all="ignore"):
+        for start in range(0, n, rows_per_block):
+            stop = min(n, start + rows_per_block)
+            r = np.arange(stop - start)
+            d = x[start:stop, None] - x[None, :]  # (c, N)
+            if kernel == "gaussian":
+                e = d * d
+                e[r, start + r] = np.inf  # leave sample i out
+                e -= e.min(axis=1, keepdims=True)  # shift by the nearest other sample
+            for m, h in enumerate(hs):
+                if undefined[m]:
+                    continue
+                if kernel == "gaussian":
+                    k = np.exp(e * (-0.5 / (h * h)))  # (c, N)
+                else:
+                    k = KERNELS[kernel](d / h)
+                    k[r, start + r] = 0.0
+                nd = k @ y2  # (c, N) x (N, 2) -> (c, 2)
+                if not (nd[:, 1] > 0).all():
+                    undefined[m] = True
+                    continue
+                resid = y[start:stop] - nd[:, 0] / nd[:, 1]
+                sse[m] += resid @ resid
+    cv = sse / n
+    cv[undefined] = np.nan
+    return cv
+
+
+def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> float:
+    """The bandwidth h* that minimises the leave-one-out CV error, to a relative precision of 1e-4.
+
+    A 60-point log grid from spread·1e-4 to spread locates the best bracket; a golden-section search
+    on log h then refines it. Stable to well under 1%: refining further moves h* by < 0.01%.
+    If the minimum is at the largest bandwidth (y looks like noise around a constant), that edge
+    (the spread of x) is returned.
+
+    Args:
+        x: (N,) inputs, N >= 2, not all equal.
+        y: (N,) outputs.
+        kernel: a name in ``core.kernels.KERNELS``.
+
+    Returns:
+        h* in the units of x.
+
+    Raises:
+        ValueError: as :func:`loo_cv_errors`, or if x has no spread, or no bandwidth gives a defined
+            LOO error.
+    """
+    kernel = check_kernel(kernel)
+    x, y = _check_train(x, y)
+    grid = default_bandwidths(x)
+    cv = loo_cv_errors(x, y, kernel, grid)
+    if np.isnan(cv).all():
+        raise ValueError("no bandwidth gives a defined leave-one-out error")
+    k = int(np.nanargmin(cv))
+    if k == grid.size - 1:
+        return float(grid[-1])
+    lo = math.log(grid[max(k - 1, 0)])
+    hi = math.log(grid[k + 1])
+
+    def f(log_h: float) -> float:
+        v = float(loo_cv_errors(x, y, kernel, np.array([math.exp(log_h)]))[0])
+        return math.inf if math.isnan(v) else v
+
+    # golden-section search on log h in [lo, hi]
+    inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - inv_phi * (b - a), a + inv_phi * (b - a)
+    fc, fd = f(c), f(d)
+    while b - a > 1e-4:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - inv_phi * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + inv_phi * (b - a)
+            fd = f(d)
+    best = min((fc, c), (fd, d), (float(cv[k]), math.log(grid[k])))
+    return float(math.exp(best[1]))
+
+
+def count_turning_points(values: np.ndarray, rtol: float = 1e-9) -> int:
+    """Number of local maxima and minima of a sampled curve (how wiggly a fit is).
+
+    Steps smaller than ``rtol`` times the curve's range count as flat (a piecewise-constant fit
+    from the uniform kernel is flat between its jumps); NaN values are skipped.
+
+    Args:
+        values: (Q,) curve values on an ordered grid.
+
+    Raises:
+        ValueError: if values is not 1-D.
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {v.shape}")
+    v = v[np.isfinite(v)]
+    if v.size < 3:
+        return 0
+    step = np.diff(v)
+    scale = float(v.max() - v.min())
+    signs = np.sign(step[np.abs(step) > rtol * scale]) if scale > 0 else np.array([])
+    return int(np.count_nonzero(signs[1:] != signs[:-1]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the post's literal code (section 2.4), kept for the page's "loop vs matrix" comparison
+# ----------------------------------------------------------------------------------------------
+
+
+def post_gaussian_kernel(dist: np.ndarray, h: float) -> np.ndarray:
+    """The post's ``gaussian_kernel``: exp(-dist² / (2h²)), unnormalised. Same shape as ``dist``."""
+    return np.exp(-(dist**2) / (2 * h**2))
+
+
+def post_nadaraya_watson(X: np.ndarray, y: np.ndarray, x_query: float, h: float = 0.5) -> float:
+    """The post's ``nadaraya_watson`` for one query point: O(N) work, one Python call per query."""
+    weights = post_gaussian_kernel(x_query - X, h)
+    weights = weights / np.sum(weights)
+    return np.sum(weights * y)
+
+
+def nw_predict_loop(
+    x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, bandwidth: float = 0.5
+) -> np.ndarray:
+    """The post's per-query Python loop over :func:`post_nadaraya_watson` (Gaussian kernel), (Q,).
+
+    ``np.array([nadaraya_watson(X, y, x, h=h) for x in x_grid])``, verbatim but for the names. Unlike
+    :func:`nw_predict` it does not shift the exponent, so for a tiny h every weight of a query far from
+    the samples underflows and the result is 0/0 = NaN (silenced here).
+
+    Raises:
+        ValueError: on h <= 0 or not finite, mismatched lengths, empty inputs, NaN or inf.
+    """
+    h = _check_bandwidth(bandwidth)
+    X, y = _check_train(x_train, y_train)
+    xq = _as_1d("x_query", x_query)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.array([post_nadaraya_watson(X, y, x, h=h) for x in xq], dtype=float)
