@@ -11,12 +11,29 @@ that they agree.
 Shapes (legend in ``core/__init__.py``): query (..., L, D), key (..., S, D), value (..., S, Dv),
 output (..., L, Dv), weights (..., L, S). A boolean ``mask`` broadcastable to (..., L, S) is True
 where a query may attend (torch's convention).
+
+Beyond the contract of the page issue, this module exposes what a teacher wants to show:
+
+- :func:`attention_steps` returns every intermediate of the pipeline (raw, scaled, masked scores,
+  weights, output) so each can be drawn as its own heatmap;
+- sparse normalisers :func:`sparsemax` (Martins & Astudillo, 2016) and :func:`entmax15`
+  (Peters, Niculae & Martins, 2019): the attention analogue of a compactly supported kernel
+  (Epanechnikov) where softmax is the Gaussian: they give *exact* zeros;
+- :func:`dk_experiment`: why the scores are divided by √D, in numbers;
+- :func:`compare_with_torch`: the manual path against the library call, difference and timing;
+- :func:`mask_to_string` / :func:`mask_from_string`: a compact text form of a boolean mask, so a
+  hand-edited mask can live in a URL.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 
@@ -28,6 +45,12 @@ def _check_qkv(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> N
             raise ValueError(
                 f"{name} must have at least 2 dimensions (..., length, dim), got {tuple(x.shape)}"
             )
+        if not torch.is_floating_point(x):
+            raise ValueError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if not query.dtype == key.dtype == value.dtype:
+        raise ValueError(
+            f"query, key and value must share one dtype, got {query.dtype}, {key.dtype}, {value.dtype}"
+        )
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"query and key must share the last dimension D, got {query.shape[-1]} and {key.shape[-1]}"
@@ -53,11 +76,16 @@ def _check_mask(mask: torch.Tensor | None, scores_shape: torch.Size) -> torch.Te
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a boolean torch.Tensor (True = may attend)")
     try:
-        torch.broadcast_shapes(mask.shape, scores_shape)
+        broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError as err:
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to the scores {tuple(scores_shape)}"
         ) from err
+    if broadcast != scores_shape:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} would enlarge the scores {tuple(scores_shape)}; "
+            "it must broadcast *to* (..., L, S)"
+        )
     return mask
 
 
@@ -95,13 +123,7 @@ def scaled_dot_product_attention(
     scale = _resolve_scale(scale, query.shape[-1])
     scores = attention_scores(query, key) * scale  # (..., L, S)
     mask = _check_mask(mask, scores.shape)
-    if mask is None:
-        weights = torch.softmax(scores, dim=-1)
-    else:
-        # masked_fill with the dtype's lowest finite value, not -inf: the max-subtraction inside
-        # softmax then stays finite even for a row with no allowed key.
-        filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        weights = torch.softmax(filled, dim=-1) * mask  # fully masked rows -> exactly 0
+    weights = masked_softmax(scores, mask)  # (..., L, S)
     output = weights @ value  # (..., L, S) x (..., S, Dv) -> (..., L, Dv)
     return output, weights
 
@@ -162,3 +184,419 @@ def padding_mask(lengths: torch.Tensor | list[int], S: int | None = None) -> tor
         raise ValueError(f"every length must be between 0 and S={S}, got {lengths.tolist()}")
     positions = torch.arange(S)  # (S,)
     return (positions[None, :] < lengths[:, None])[:, None, :]  # (B, 1, S)
+
+
+# --------------------------------------------------------------------------------------------
+# Normalisers: scores (..., L, S) -> weights (..., L, S), each row on the simplex.
+# --------------------------------------------------------------------------------------------
+
+
+def _row_mask(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor | None:
+    if not isinstance(scores, torch.Tensor) or not torch.is_floating_point(scores):
+        raise ValueError("scores must be a floating-point torch.Tensor")
+    if scores.dim() < 1 or scores.shape[-1] < 1:
+        raise ValueError(f"scores need a key axis of length >= 1, got shape {tuple(scores.shape)}")
+    return _check_mask(mask, scores.shape)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax over the last axis that ignores masked keys and never returns NaN.
+
+    Args:
+        scores: (..., L, S) floating scores (the kernel's log, in the kernel-regression reading).
+        mask: optional bool broadcastable to the scores; True = may attend.
+
+    Returns:
+        weights (..., L, S): each row sums to 1 over its allowed keys; masked entries are exactly
+        0; a row with no allowed key is all 0.
+
+    Raises:
+        ValueError: on non-float scores or a mask that is not boolean / does not broadcast.
+    """
+    mask = _row_mask(scores, mask)
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    # masked_fill with the dtype's lowest finite value, not -inf: the max-subtraction inside
+    # softmax then stays finite even for a row with no allowed key.
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1) * mask  # fully masked rows -> exactly 0
+
+
+def _shift_masked_below(scores: torch.Tensor, mask: torch.Tensor | None, margin: float) -> torch.Tensor:
+    """Subtract each row's max over allowed keys; put masked keys ``margin`` below that max.
+
+    Sparse normalisers zero every score further than a fixed margin below the row max (1 for
+    sparsemax, 2 for entmax-1.5), so a masked key placed there gets exactly 0 without touching
+    the threshold, and no infinities enter the arithmetic (or its gradient).
+    """
+    if mask is None:
+        return scores - scores.detach().amax(-1, keepdim=True)
+    allowed_max = scores.detach().masked_fill(~mask, float("-inf")).amax(-1, keepdim=True)
+    allowed_max = torch.where(torch.isfinite(allowed_max), allowed_max, torch.zeros_like(allowed_max))
+    shifted = scores - allowed_max
+    return shifted.masked_fill(~mask, -margin)
+
+
+def sparsemax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Sparsemax over the last axis: the Euclidean projection of each row onto the simplex.
+
+    ``sparsemax(z) = argmin_{p in simplex} |p - z|²  = max(z - τ(z), 0)`` with the threshold
+    ``τ = (Σ_{j≤k} z_(j) - 1) / k`` over the k largest scores, k the largest index with
+    ``1 + k z_(k) > Σ_{j≤k} z_(j)`` (Martins & Astudillo, 2016, Algorithm 1). Scores more than 1
+    below the row max get an *exact* zero: the attention analogue of a kernel with compact support
+    (Epanechnikov), where softmax is the Gaussian (every weight > 0). Differentiable almost
+    everywhere (autograd through the gathered threshold gives the paper's Jacobian).
+
+    Args:
+        scores: (..., L, S).
+        mask: optional bool broadcastable to the scores; True = may attend.
+
+    Returns:
+        weights (..., L, S): rows sum to 1 (0 for a row with no allowed key); masked entries 0.
+
+    Raises:
+        ValueError: on non-float scores or a bad mask.
+    """
+    mask = _row_mask(scores, mask)
+    z = _shift_masked_below(scores, mask, margin=2.0)  # row max 0, masked keys at -2
+    S = z.shape[-1]
+    k = torch.arange(1, S + 1, dtype=z.dtype, device=z.device)  # (S,)
+    with torch.no_grad():  # the support size is piecewise constant: no gradient through it
+        z_sorted = torch.sort(z, dim=-1, descending=True).values
+        support = 1 + k * z_sorted > z_sorted.cumsum(-1)  # True for the first k* sorted entries
+        k_star = support.sum(-1, keepdim=True)  # (..., L, 1), >= 1
+        idx = torch.sort(z, dim=-1, descending=True).indices
+    z_sorted = z.gather(-1, idx)  # the same sort, differentiable
+    tau = (z_sorted.cumsum(-1).gather(-1, k_star - 1) - 1) / k_star.to(z.dtype)  # (..., L, 1)
+    weights = torch.clamp(z - tau, min=0)
+    return weights if mask is None else weights * mask
+
+
+def entmax15(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """α-entmax with α = 1.5 over the last axis: ``p_i = max(z_i/2 - τ, 0)²`` with Σ p_i = 1.
+
+    Between softmax (α = 1, dense) and sparsemax (α = 2, sparsest): exact zeros for scores far
+    below the max, smoother than sparsemax near it. Exact sort-based threshold (Peters, Niculae &
+    Martins, 2019, Algorithm 2); differentiable almost everywhere.
+
+    Args:
+        scores: (..., L, S).
+        mask: optional bool broadcastable to the scores; True = may attend.
+
+    Returns:
+        weights (..., L, S): rows sum to 1 (0 for a row with no allowed key); masked entries 0.
+
+    Raises:
+        ValueError: on non-float scores or a bad mask.
+    """
+    mask = _row_mask(scores, mask)
+    x = _shift_masked_below(scores, mask, margin=3.0) / 2  # row max 0; masked at -1.5
+    S = x.shape[-1]
+    rho = torch.arange(1, S + 1, dtype=x.dtype, device=x.device)  # (S,)
+    with torch.no_grad():
+        xs = torch.sort(x, dim=-1, descending=True).values
+        mean = xs.cumsum(-1) / rho
+        mean_sq = (xs * xs).cumsum(-1) / rho
+        delta = (1 - rho * (mean_sq - mean * mean)) / rho
+        tau_all = mean - torch.sqrt(torch.clamp(delta, min=0))
+        k_star = (tau_all <= xs).sum(-1, keepdim=True)  # support size, >= 1
+        idx = torch.sort(x, dim=-1, descending=True).indices
+    xs = x.gather(-1, idx)  # differentiable sort
+    kf = k_star.to(x.dtype)
+    mean_k = xs.cumsum(-1).gather(-1, k_star - 1) / kf
+    mean_sq_k = (xs * xs).cumsum(-1).gather(-1, k_star - 1) / kf
+    delta_k = (1 - kf * (mean_sq_k - mean_k * mean_k)) / kf  # > 0 on the true support
+    tau = mean_k - torch.sqrt(torch.clamp(delta_k, min=torch.finfo(x.dtype).tiny))
+    weights = torch.clamp(x - tau, min=0) ** 2
+    return weights if mask is None else weights * mask
+
+
+#: Normalisers by id (selectbox options, test loops). Each: (scores, mask=None) -> weights.
+NORMALIZERS: dict[str, Callable[..., torch.Tensor]] = {
+    "softmax": masked_softmax,
+    "sparsemax": sparsemax,
+    "entmax15": entmax15,
+}
+
+
+def normalize_scores(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, normalizer: str = "softmax"
+) -> torch.Tensor:
+    """Turn scores (..., L, S) into weights (..., L, S) with the normaliser named ``normalizer``.
+
+    Raises:
+        ValueError: for an unknown normaliser (the message lists the known ones) or bad inputs.
+    """
+    if normalizer not in NORMALIZERS:
+        raise ValueError(f"unknown normalizer {normalizer!r}; known: {sorted(NORMALIZERS)}")
+    return NORMALIZERS[normalizer](scores, mask)
+
+
+# --------------------------------------------------------------------------------------------
+# The pipeline, step by step
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """Every intermediate of ``softmax(mask(Q Kᵀ · scale)) V``, for drawing one heatmap per step."""
+
+    raw: torch.Tensor  # (..., L, S) Q Kᵀ: the dot products before any scaling
+    scaled: torch.Tensor  # (..., L, S) raw * scale: what the kernel "bandwidth" acts on
+    masked: torch.Tensor  # (..., L, S) scaled, -inf where the mask forbids (the textbook picture)
+    weights: torch.Tensor  # (..., L, S) the normalised weights; rows = queries
+    output: torch.Tensor  # (..., L, Dv) weights @ V
+    scale: float  # the multiplier used (1/√D by default; 1/τ for a temperature τ)
+    mask: torch.Tensor | None  # bool, broadcast to (..., L, S), or None
+
+
+def attention_steps(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    scale: float | None = None,
+    normalizer: str = "softmax",
+) -> AttentionSteps:
+    """Run attention and keep every step: raw, scaled, masked scores, weights and output.
+
+    Shapes as in :func:`scaled_dot_product_attention`. With ``normalizer="softmax"`` the weights
+    and output are those of :func:`scaled_dot_product_attention` (safe masking: a row with no
+    allowed key gives zeros). ``masked`` holds -inf at forbidden positions, as drawn in
+    textbooks; the weights are computed without ever feeding that -inf to the exponential.
+
+    Raises:
+        ValueError: on bad shapes, dtype, mask, scale or normaliser.
+    """
+    _check_qkv(query, key, value)
+    scale = _resolve_scale(scale, query.shape[-1])
+    raw = attention_scores(query, key)  # (..., L, S)
+    scaled = raw * scale
+    mask = _check_mask(mask, scaled.shape)
+    if mask is None:
+        masked = scaled
+    else:
+        mask = mask.expand(scaled.shape)
+        masked = scaled.masked_fill(~mask, float("-inf"))
+    weights = normalize_scores(scaled, mask, normalizer)  # (..., L, S)
+    output = weights @ value  # (..., L, S) x (..., S, Dv) -> (..., L, Dv)
+    return AttentionSteps(raw, scaled, masked, weights, output, scale, mask)
+
+
+def fully_masked_rows(mask: torch.Tensor) -> torch.Tensor:
+    """Bool (..., L): True for a query whose every key is masked (the NaN trap of additive -inf)."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() < 1:
+        raise ValueError("mask must be a boolean torch.Tensor with a key axis")
+    return ~mask.any(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Why divide by √D: the d_k experiment
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DkExperiment:
+    """Statistics of attention on random unit-variance Q, K, V, for each key dimension D.
+
+    Every array has shape (M,), one entry per D in ``d_k``. Entropies in nats (a uniform row over
+    S keys has log S). Gradients come from one backward pass of ℓ = Σ G ⊙ output with a random
+    upstream gradient G ~ N(0, 1) of fixed width (``DK_VALUE_DIM``), so that only D changes:
+
+    - ``grad_scores_*``: median over query rows of |∂ℓ/∂x|₂, x the softmax input row: the signal
+      that gets through softmax (near 0 = saturated, "vanishing");
+    - ``grad_query_cv_*``: coefficient of variation (std / mean) over rows of |∂ℓ/∂q|₂: how
+      uneven the updates of the queries are (most rows get nothing, a few get a lot: unstable).
+    """
+
+    d_k: np.ndarray
+    var_measured: np.ndarray  # variance of raw q·k over all samples
+    var_theory: np.ndarray  # D (independent unit-variance entries)
+    var_scaled: np.ndarray  # variance of q·k/√D (theory: 1)
+    entropy_scaled: np.ndarray
+    entropy_unscaled: np.ndarray
+    max_weight_scaled: np.ndarray  # mean over rows of the largest weight
+    max_weight_unscaled: np.ndarray
+    saturated_scaled: np.ndarray  # fraction of rows with largest weight > 0.99
+    saturated_unscaled: np.ndarray
+    grad_scores_scaled: np.ndarray
+    grad_scores_unscaled: np.ndarray
+    grad_query_cv_scaled: np.ndarray
+    grad_query_cv_unscaled: np.ndarray
+    log_s: float  # entropy of a uniform row, log S
+
+
+#: Width of V and of the upstream gradient in :func:`dk_experiment` (fixed so only D varies).
+DK_VALUE_DIM = 16
+
+
+def dk_experiment(
+    d_ks: Sequence[int], *, length: int = 16, n_trials: int = 32, seed: int = 0
+) -> DkExperiment:
+    """Measure what the √D scale does, for each key dimension D in ``d_ks``.
+
+    Draws ``n_trials`` independent problems (L = S = ``length``) with Q, K of width D and V of
+    width ``DK_VALUE_DIM``, entries ~ N(0, 1) (float64, seeded), and for scale 1/√D and scale 1
+    reports score variance, softmax entropy, largest weight, fraction of saturated rows and the
+    gradients described in :class:`DkExperiment`. Var(q·k) = D for such entries (a sum of D
+    products of unit variance), so without the scale the scores spread like √D and softmax
+    saturates: one weight near 1, the gradient through softmax near 0 for most rows.
+
+    Raises:
+        ValueError: if a D is not in 1..4096, ``length`` not in 2..256 or ``n_trials`` not in 1..1024.
+    """
+    d_ks = [int(d) for d in d_ks]
+    if not d_ks or any(d < 1 or d > 4096 for d in d_ks):
+        raise ValueError(f"every d_k must be in 1..4096, got {d_ks}")
+    if not 2 <= length <= 256:
+        raise ValueError(f"length must be in 2..256, got {length}")
+    if not 1 <= n_trials <= 1024:
+        raise ValueError(f"n_trials must be in 1..1024, got {n_trials}")
+    gen = torch.Generator().manual_seed(int(seed))
+    rows: dict[str, list[float]] = {k: [] for k in DkExperiment.__dataclass_fields__ if k != "log_s"}
+    f64 = torch.float64
+    for d in d_ks:
+        q = torch.randn(n_trials, length, d, generator=gen, dtype=f64)  # (T, L, D)
+        k = torch.randn(n_trials, length, d, generator=gen, dtype=f64)  # (T, S, D)
+        v = torch.randn(n_trials, length, DK_VALUE_DIM, generator=gen, dtype=f64)  # (T, S, Dv)
+        g = torch.randn(n_trials, length, DK_VALUE_DIM, generator=gen, dtype=f64)  # (T, L, Dv)
+        raw = attention_scores(q, k)  # (T, L, S)
+        rows["d_k"].append(d)
+        rows["var_measured"].append(float(raw.var()))
+        rows["var_theory"].append(float(d))
+        rows["var_scaled"].append(float((raw / math.sqrt(d)).var()))
+        for tag, s in (("scaled", 1 / math.sqrt(d)), ("unscaled", 1.0)):
+            q_leaf = q.clone().requires_grad_(True)
+            x = attention_scores(q_leaf, k) * s  # the softmax input (T, L, S)
+            w = torch.softmax(x, dim=-1)
+            grad_x, grad_q = torch.autograd.grad((g * (w @ v)).sum(), (x, q_leaf))
+            w = w.detach()
+            top = w.amax(-1)  # (T, L)
+            gq = grad_q.norm(dim=-1)  # (T, L)
+            rows[f"entropy_{tag}"].append(float((-(w * torch.log(w.clamp_min(1e-300))).sum(-1)).mean()))
+            rows[f"max_weight_{tag}"].append(float(top.mean()))
+            rows[f"saturated_{tag}"].append(float((top > 0.99).to(f64).mean()))
+            rows[f"grad_scores_{tag}"].append(float(grad_x.norm(dim=-1).median()))
+            rows[f"grad_query_cv_{tag}"].append(float(gq.std() / gq.mean()))
+    arrays = {k: np.asarray(v, dtype=float) for k, v in rows.items()}
+    arrays["d_k"] = arrays["d_k"].astype(int)
+    return DkExperiment(**arrays, log_s=math.log(length))
+
+
+# --------------------------------------------------------------------------------------------
+# Manual vs library
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TorchComparison:
+    """Our attention against ``torch.nn.functional.scaled_dot_product_attention`` on one input."""
+
+    max_abs_diff: float  # largest |ours - torch| over outputs of rows with >= 1 allowed key
+    rows_compared: int  # number of query rows compared
+    torch_nan_rows: int  # rows where torch's output holds NaN (fully masked rows, on some versions)
+    ours_nan_rows: int  # rows where ours holds NaN (always 0)
+    seconds_ours: float  # best-of-``repeat`` wall time of one call
+    seconds_torch: float
+
+
+def compare_with_torch(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    scale: float | None = None,
+    *,
+    repeat: int = 20,
+) -> TorchComparison:
+    """Run both implementations on the same inputs; report the largest difference and the time.
+
+    Fully masked rows are left out of the difference (ours gives 0 there by design; torch's
+    result depends on its version and backend), and counted separately.
+
+    Raises:
+        ValueError: on bad inputs (as :func:`scaled_dot_product_attention`) or ``repeat`` < 1.
+    """
+    if repeat < 1:
+        raise ValueError(f"repeat must be >= 1, got {repeat}")
+    out, _ = scaled_dot_product_attention(query, key, value, mask=mask, scale=scale)
+    s = _resolve_scale(scale, query.shape[-1])
+    ref = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=s)
+    if mask is None:
+        keep = torch.ones(out.shape[:-1], dtype=torch.bool)
+    else:
+        keep = ~fully_masked_rows(mask.expand(*out.shape[:-1], key.shape[-2]))
+    diff = (out - ref).abs()[keep]
+    max_diff = float(diff.max()) if diff.numel() else 0.0
+
+    def best(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    with torch.no_grad():
+        t_ours = best(lambda: scaled_dot_product_attention(query, key, value, mask=mask, scale=scale))
+        t_torch = best(
+            lambda: torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=mask, scale=s
+            )
+        )
+    return TorchComparison(
+        max_abs_diff=max_diff,
+        rows_compared=int(keep.sum()),
+        torch_nan_rows=int(torch.isnan(ref).any(-1).sum()),
+        ours_nan_rows=int(torch.isnan(out).any(-1).sum()),
+        seconds_ours=t_ours,
+        seconds_torch=t_torch,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# A mask as compact text (so a hand-edited mask fits in a URL)
+# --------------------------------------------------------------------------------------------
+
+_ROW_HEX = re.compile(r"^[0-9a-f]{1,16}$")
+
+
+def mask_to_string(mask: torch.Tensor) -> str:
+    """Encode a boolean (L, S) mask as L hex numbers joined by ``-``; bit j of row i = key j allowed.
+
+    Example: the 3x3 causal mask is ``"1-3-7"``.
+
+    Raises:
+        ValueError: if ``mask`` is not a 2-D boolean tensor with S <= 64.
+    """
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() != 2:
+        raise ValueError("mask must be a 2-D boolean torch.Tensor (L, S)")
+    if mask.shape[1] > 64:
+        raise ValueError(f"at most 64 keys can be encoded, got {mask.shape[1]}")
+    rows = []
+    for row in mask.tolist():
+        rows.append(format(sum(1 << j for j, allowed in enumerate(row) if allowed), "x"))
+    return "-".join(rows)
+
+
+def mask_from_string(text: str, L: int, S: int) -> torch.Tensor:
+    """Decode :func:`mask_to_string`'s text into a boolean (L, S) mask.
+
+    Raises:
+        ValueError: if the text does not hold exactly L hex rows, or a row sets a key >= S.
+    """
+    if not isinstance(text, str):
+        raise ValueError("the mask text must be a string")
+    parts = text.strip().lower().split("-")
+    if len(parts) != L:
+        raise ValueError(f"the mask text must hold {L} rows separated by '-', got {len(parts)}")
+    mask = torch.zeros(L, S, dtype=torch.bool)
+    for i, part in enumerate(parts):
+        if not _ROW_HEX.match(part):
+            raise ValueError(f"row {i} of the mask text is not a hex number: {part!r}")
+        bits = int(part, 16)
+        if bits >> S:
+            raise ValueError(f"row {i} of the mask text allows a key beyond the last one (S={S})")
+        for j in range(S):
+            mask[i, j] = bool(bits >> j & 1)
+    return mask
