@@ -1,0 +1,167 @@
+"""core.bridge: NW as attention equals nw_predict; the dot-product/Gaussian identity; learnable kernels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core.bridge import (
+    data_2d,
+    dot_product_weights,
+    dot_vs_gaussian,
+    fit_bandwidth,
+    fit_metric,
+    gaussian_scores,
+    gaussian_vector_weights,
+    metric_predict,
+    nadaraya_watson_attention,
+    post_data,
+    random_vectors,
+)
+from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
+
+
+@pytest.mark.parametrize("h", [0.05, 0.3, 1.0, 5.0])
+def test_bridge_equals_nw_predict(h):
+    x, y = post_data(120, 0.1, seed=1)
+    xq = np.linspace(-3.5, 3.5, 57)
+    y_hat, w = nadaraya_watson_attention(x, y, xq, h)
+    assert w.shape == (57, 120)
+    assert np.abs(y_hat - nw_predict(x, y, xq, kernel="gaussian", bandwidth=h)).max() < 1e-13
+    assert np.abs(w - nw_weights(x, xq, kernel="gaussian", bandwidth=h)).max() < 1e-13
+    assert np.allclose(w.sum(1), 1.0, atol=1e-13)
+
+
+def test_bridge_matches_a_plain_loop():
+    x, y = post_data(15, 0.1, seed=2)
+    xq = np.array([-1.0, 0.2, 2.5])
+    y_hat, w = nadaraya_watson_attention(x, y, xq, 0.7)
+    for qi, q in enumerate(xq):
+        k = [math.exp(-((q - xi) ** 2) / (2 * 0.7**2)) for xi in x]
+        for i in range(15):
+            assert w[qi, i] == pytest.approx(k[i] / sum(k), abs=1e-15)
+        assert y_hat[qi] == pytest.approx(
+            sum(ki * yi for ki, yi in zip(k, y, strict=True)) / sum(k), abs=1e-14
+        )
+    assert gaussian_scores(xq, x, 0.7)[1, 3] == pytest.approx(-((0.2 - x[3]) ** 2) / (2 * 0.49))
+
+
+def test_post_data_is_the_posts():
+    x, y = post_data(200, 0.1, seed=42)
+    rng = np.random.default_rng(42)
+    x_ref = np.sort(rng.uniform(-3, 3, 200))
+    y_ref = np.sinc(x_ref) + 0.1 * rng.normal(0, 1, 200)
+    assert np.array_equal(x, x_ref)
+    assert np.array_equal(y, y_ref)
+
+
+def test_identity_unit_norm_dot_product_is_gaussian():
+    q = random_vectors(9, 5, seed=3)
+    k = random_vectors(11, 5, seed=4)
+    assert np.allclose(np.linalg.norm(k, axis=1), 1.0)
+    for tau in (0.05, 0.5, 2.0):
+        cmp = dot_vs_gaussian(q, k, tau)
+        assert cmp.max_abs_diff < 1e-14
+        # the kernels themselves differ by the constant e^{1/τ}, checked entry by entry
+        for i in range(3):
+            for j in range(4):
+                dot = math.exp(float(q[i] @ k[j]) / tau)
+                gauss = math.exp(-float(((q[i] - k[j]) ** 2).sum()) / (2 * tau))
+                assert dot / gauss == pytest.approx(math.exp(1 / tau), rel=1e-12)
+
+
+def test_identity_breaks_with_unequal_key_norms_by_the_key_factor():
+    q = random_vectors(6, 4, seed=5)
+    k = random_vectors(7, 4, norm_spread=0.8, seed=6)
+    tau = 0.5
+    cmp = dot_vs_gaussian(q, k, tau)
+    assert cmp.max_abs_diff > 1e-3
+    # Gaussian weights = dot weights re-weighted by exp(-|k|²/(2τ)), renormalised (numpy reference)
+    dot = np.exp(q @ k.T / tau)
+    dot /= dot.sum(1, keepdims=True)
+    assert np.allclose(cmp.dot, dot, atol=1e-14)
+    reweighted = dot * np.exp(-(np.linalg.norm(k, axis=1) ** 2) / (2 * tau))
+    reweighted /= reweighted.sum(1, keepdims=True)
+    assert np.allclose(cmp.gaussian, reweighted, atol=1e-13)
+    assert np.allclose(cmp.key_log_bias, np.linalg.norm(k, axis=1) ** 2 / (2 * tau))
+    # equal (not unit) norms: identical again
+    k_equal = 2.0 * random_vectors(7, 4, seed=6)
+    assert dot_vs_gaussian(q, k_equal, tau).max_abs_diff < 1e-13
+
+
+def test_vector_weights_against_loops():
+    q, k = random_vectors(3, 2, seed=7), random_vectors(4, 2, norm_spread=0.5, seed=8)
+    d = dot_product_weights(q, k, 0.3)
+    g = gaussian_vector_weights(q, k, 0.6)
+    for i in range(3):
+        e = [math.exp(float(q[i] @ k[j]) / 0.3) for j in range(4)]
+        f = [math.exp(-float(((q[i] - k[j]) ** 2).sum()) / (2 * 0.36)) for j in range(4)]
+        assert d[i].tolist() == pytest.approx([v / sum(e) for v in e], abs=1e-15)
+        assert g[i].tolist() == pytest.approx([v / sum(f) for v in f], abs=1e-15)
+
+
+def test_learnable_bandwidth_collapses_without_leave_one_out():
+    x, y = post_data(100, 0.1, seed=0)
+    h_cv = select_bandwidth(x, y, kernel="gaussian")
+    with_loo = fit_bandwidth(x, y, leave_one_out=True, steps=300)
+    without = fit_bandwidth(x, y, leave_one_out=False, steps=300)
+    # leave-one-out gradient descent lands on the LOO-CV optimum of core.nadaraya_watson
+    assert with_loo.bandwidth == pytest.approx(h_cv, rel=0.03)
+    # without it, h heads to 0 and the training error with it
+    assert without.bandwidth < 0.02 * h_cv
+    assert without.losses[-1] < 1e-6 < with_loo.losses[-1]
+    assert np.all(np.diff(without.bandwidths[20:]) < 0)
+    assert without.losses.shape == (300,)
+    assert without.bandwidths.shape == (301,)
+    # the collapsed h fits the noise: worse on fresh data from the same curve
+    x_test, y_test = post_data(400, 0.1, seed=99)
+    mse = {
+        f.leave_one_out: float(np.mean((nw_predict(x, y, x_test, "gaussian", f.bandwidth) - y_test) ** 2))
+        for f in (with_loo, without)
+    }
+    assert mse[False] > 1.3 * mse[True]
+
+
+def test_learnable_metric_finds_the_irrelevant_axis_only_with_leave_one_out():
+    x, y = data_2d(100, 0.1, seed=0)
+    with_loo = fit_metric(x, y, leave_one_out=True, steps=300)
+    without = fit_metric(x, y, leave_one_out=False, steps=300)
+    ls_loo, ls_no = with_loo.length_scales, without.length_scales
+    assert ls_loo[1] > 10 * ls_loo[0]  # x2 does not matter: long length scale
+    assert 0.05 < ls_loo[0] < 1.0
+    assert (ls_no < 0.25 * ls_loo[0]).all()  # everything collapses
+    assert np.allclose(with_loo.metric, with_loo.metric.T)
+    assert np.linalg.eigvalsh(with_loo.metric).min() > 0
+    # the learned metric predicts like the scores it was trained with (a loop reference)
+    xq = np.array([[0.1, -2.0], [1.5, 2.5]])
+    pred = metric_predict(x, y, xq, with_loo.metric)
+    for qi in range(2):
+        k = [math.exp(-0.5 * float((xq[qi] - xi) @ with_loo.metric @ (xq[qi] - xi))) for xi in x]
+        assert pred[qi] == pytest.approx(sum(a * b for a, b in zip(k, y, strict=True)) / sum(k), rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: nadaraya_watson_attention([1, 2], [1], [0], 0.5), "same length"),
+        (lambda: nadaraya_watson_attention([1, 2], [1, 2], [0], 0.0), "bandwidth"),
+        (lambda: nadaraya_watson_attention([1, np.nan], [1, 2], [0], 1.0), "NaN"),
+        (lambda: dot_vs_gaussian(np.ones((2, 3)), np.ones((2, 4)), 1.0), "share D"),
+        (lambda: dot_vs_gaussian(np.ones((2, 3)), np.ones((2, 3)), -1.0), "temperature"),
+        (lambda: random_vectors(0, 3), "n must"),
+        (lambda: random_vectors(3, 3, norm_spread=9.0), "norm_spread"),
+        (lambda: fit_bandwidth([0.0, 1.0], [0.0, 1.0], steps=0), "steps"),
+        (lambda: fit_bandwidth([0.0, 1.0], [0.0, 1.0], lr=2.0), "lr"),
+        (lambda: fit_metric(np.zeros((3, 3)), np.zeros(3)), "N, 2"),
+        (lambda: post_data(1), "n must"),
+        (
+            lambda: metric_predict(np.zeros((3, 2)), np.zeros(3), np.zeros((1, 2)), -np.eye(2)),
+            "positive definite",
+        ),
+    ],
+)
+def test_invalid_input_raises_value_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
