@@ -19,12 +19,16 @@ Numerics, chosen so that the page can show every corner case without warnings:
 * With a compact kernel a query with no sample within h has zero total weight; its prediction and
   its row of weights are NaN, silently (no RuntimeWarning, no exception).
 * :func:`nw_predict` never builds the (Q, N) matrix: queries are processed in sorted chunks, and each
-  chunk only looks at the window of sorted samples whose weight can be non-zero in float64.
+  chunk only looks at the window of sorted samples that can get a weight: within the support of a
+  compact kernel; for the Gaussian, within the radius beyond which a sample's weight is below
+  e^-40 ≈ 4e-18 of the nearest sample's (``GAUSS_CUTOFF``; the relative error is at most N·4e-18).
+  :func:`loo_cv_errors` and :func:`select_bandwidth` use the same windows.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Real
 
 import numpy as np
@@ -33,12 +37,15 @@ from core.kernels import KERNELS, SUPPORT, check_kernel
 
 #: Elements of the largest kernel block nw_predict builds at once (2**20 float64 = 8 MiB).
 PREDICT_BLOCK = 2**20
-#: Elements of the largest block loo_cv_errors builds at once (2**22 float64 = 32 MiB).
+#: Largest block of differences loo_cv_errors keeps (2**22 float64 = 32 MiB): cached up to N = 2048.
 LOO_BLOCK = 2**22
+#: Rows per LOO block: small blocks keep each block's window of samples narrow.
+LOO_ROWS = 64
 #: nw_weights refuses to build a dense (Q, N) matrix larger than this (512 MiB of float64).
 MAX_DENSE = 2**26
-#: exp(-750) is 0.0 in float64: Gaussian terms whose shifted exponent is below -750 are exactly 0.
-_GAUSS_CUTOFF = 750.0
+#: Gaussian terms whose weight is below e^-40 ≈ 4e-18 of the nearest sample's are skipped: the
+#: relative error this adds is at most N·4e-18 (below float64 rounding for N < 50, 4e-13 at 100,000).
+GAUSS_CUTOFF = 40.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -108,11 +115,11 @@ def _window(xs: np.ndarray, q: np.ndarray, kernel: str, h: float) -> tuple[int, 
         pos = np.clip(np.searchsorted(xs, q), 1, xs.size - 1) if xs.size > 1 else np.zeros(q.size, int)
         nearest = np.minimum(np.abs(q - xs[pos - 1 if xs.size > 1 else pos]), np.abs(q - xs[pos]))
         g = float(nearest.max())
-        # Outside this radius (x - x_i)² / (2h²) exceeds the nearest one's by more than 750: exp -> 0.
-        radius = math.sqrt(g * g + 2.0 * _GAUSS_CUTOFF * h * h)
+        # Outside this radius (x - x_i)² / (2h²) exceeds the nearest one's by more than GAUSS_CUTOFF.
+        radius = math.sqrt(g * g + 2.0 * GAUSS_CUTOFF * h * h)
     else:
         radius = SUPPORT[kernel] * h
-    radius = radius * (1.0 + 1e-9) + 1e-300  # a superset only ever adds exact zeros
+    radius = radius * (1.0 + 1e-9)  # a slightly wider window only adds (near-)zero terms
     lo = int(np.searchsorted(xs, q[0] - radius, side="left"))
     hi = int(np.searchsorted(xs, q[-1] + radius, side="right"))
     return lo, hi
@@ -170,9 +177,9 @@ def nw_predict(
     """Nadaraya-Watson prediction f̂(x) = Σ_i w_i(x) y_i at every query point, memory-bounded.
 
     Queries are sorted and processed ``chunk_size`` at a time; each chunk builds kernel values only
-    for the window of sorted samples that can get a non-zero weight (within the support of a compact
-    kernel; for the Gaussian, within the radius where exp underflows to exactly 0). Peak memory is
-    O(chunk_size · N) however large Q is: N = Q = 100,000 never allocates a Q x N matrix.
+    for the window of sorted samples that can get a weight (within the support of a compact kernel;
+    for the Gaussian, within the radius beyond which weights are below e^-40 of the largest). Peak
+    memory is O(chunk_size · N) however large Q is: N = Q = 100,000 never allocates a Q x N matrix.
 
     Args:
         x_train: (N,) sample inputs.
@@ -232,6 +239,79 @@ def default_bandwidths(x: np.ndarray, num: int = 60) -> np.ndarray:
     return np.geomspace(spread * 1e-4, spread, num)
 
 
+class _LooCV:
+    """Leave-one-out CV error of one data set at any bandwidth; the set-up work is done once.
+
+    Samples are sorted by x and cut into row blocks. For each block and bandwidth only the window of
+    columns (samples) that can get a weight is touched, so a small h costs O(N·window) instead of
+    O(N²). Blocks of differences are cached when N² <= ``LOO_BLOCK``.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, kernel: str) -> None:
+        order = np.argsort(x, kind="stable")
+        self.x, self.y, self.kernel = x[order], y[order], kernel
+        n = x.size
+        self.n = n
+        self.rows = max(1, min(LOO_ROWS, LOO_BLOCK // n))
+        # distance from each sample to its nearest *other* sample (sorted, so a neighbour), (N,)
+        gaps = np.diff(self.x)
+        self.nearest = np.minimum(np.r_[np.inf, gaps], np.r_[gaps, np.inf])
+        self.cache = n * n <= LOO_BLOCK
+        self.blocks: dict[int, np.ndarray] = {}
+
+    def _block(self, start: int, stop: int) -> np.ndarray:
+        """(c, N) squared distances shifted per row (Gaussian) or signed distances (compact)."""
+        if start in self.blocks:
+            return self.blocks[start]
+        r = np.arange(stop - start)
+        d = self.x[start:stop, None] - self.x[None, :]  # (c, 1) - (1, N) -> (c, N)
+        if self.kernel == "gaussian":
+            d *= d
+            d[r, start + r] = np.inf  # leave sample i out: its weight will be exp(-inf) = 0
+            d -= (self.nearest[start:stop] ** 2)[:, None]  # the nearest other sample gets exponent 0
+        if self.cache:
+            self.blocks[start] = d
+        return d
+
+    def __call__(self, h: float) -> float:
+        """CV(h) = (1/N) Σ_i (y_i - f̂_{-i}(x_i))², NaN if some f̂_{-i}(x_i) is undefined."""
+        x, y, n = self.x, self.y, self.n
+        sse = 0.0
+        for start in range(0, n, self.rows):
+            stop = min(n, start + self.rows)
+            if self.kernel == "gaussian":
+                g = float(self.nearest[start:stop].max())
+                radius = math.sqrt(g * g + 2.0 * GAUSS_CUTOFF * h * h)
+            else:
+                radius = SUPPORT[self.kernel] * h
+            radius = radius * (1.0 + 1e-9)
+            lo = int(np.searchsorted(x, x[start] - radius, side="left"))
+            hi = int(np.searchsorted(x, x[stop - 1] + radius, side="right"))
+            blk = self._block(start, stop)[:, lo:hi]  # (c, w) view
+            if self.kernel == "gaussian":
+                k = np.multiply(blk, -0.5 / (h * h))
+                np.exp(k, out=k)  # (c, w); the own sample has exponent -inf -> weight 0
+            else:
+                k = KERNELS[self.kernel](blk / h)
+                r = np.arange(stop - start)
+                k[r, start + r - lo] = 0.0  # leave sample i out
+            num = k @ y[lo:hi]  # (c, w) x (w,) -> (c,)
+            den = k.sum(axis=1)  # (c,); for the Gaussian >= 1 (the nearest other sample's weight)
+            if not (den > 0).all():
+                return math.nan
+            resid = y[start:stop] - num / den
+            sse += float(resid @ resid)
+        return sse / n
+
+
+def _check_loo(x: object, y: object, kernel: object) -> tuple[np.ndarray, np.ndarray, str]:
+    kernel = check_kernel(kernel)
+    x, y = _check_train(x, y)
+    if x.size < 2:
+        raise ValueError("leave-one-out needs at least 2 samples")
+    return x, y, kernel
+
+
 def loo_cv_errors(
     x: np.ndarray,
     y: np.ndarray,
@@ -241,8 +321,8 @@ def loo_cv_errors(
     """Leave-one-out cross-validation error CV(h) = (1/N) Σ_i (y_i - f̂_{-i}(x_i))² for each h.
 
     f̂_{-i} is the Nadaraya-Watson fit without sample i (the objective of statsmodels
-    ``KernelReg(bw="cv_ls")``). Vectorised: sample i's own kernel value is zeroed in the (N, N)
-    kernel matrix, which is built in row blocks of at most ``LOO_BLOCK`` entries.
+    ``KernelReg(bw="cv_ls")``). Vectorised: sample i's own kernel value is zeroed in the kernel
+    matrix, which is built in row blocks over the window of samples that can get a weight.
 
     Args:
         x: (N,) inputs, N >= 2.
@@ -256,53 +336,25 @@ def loo_cv_errors(
 
     Raises:
         ValueError: on an unknown kernel, mismatched lengths, fewer than 2 samples, NaN or inf,
-            or a bandwidth <= 0 or not finite.
+            or a bandwidth <= 0.
     """
-    kernel = check_kernel(kernel)
-    x, y = _check_train(x, y)
-    if x.size < 2:
-        raise ValueError("leave-one-out needs at least 2 samples")
+    x, y, kernel = _check_loo(x, y, kernel)
     hs = default_bandwidths(x) if bandwidths is None else _as_1d("bandwidths", bandwidths)
     if (hs <= 0).any():
         raise ValueError(f"every bandwidth must be > 0, got min {hs.min()}")
-    n = x.size
-    sse = np.zeros(hs.size)
-    undefined = np.zeros(hs.size, dtype=bool)
-    rows_per_block = max(1, LOO_BLOCK // n)
-    y2 = np.stack([y, np.ones(n)], axis=1)  # (N, 2): one matmul gives numerator and denominator
+    cv = _LooCV(x, y, kernel)
     with np.errstate(all="ignore"):
-        for start in range(0, n, rows_per_block):
-            stop = min(n, start + rows_per_block)
-            r = np.arange(stop - start)
-            d = x[start:stop, None] - x[None, :]  # (c, N)
-            if kernel == "gaussian":
-                e = d * d
-                e[r, start + r] = np.inf  # leave sample i out
-                e -= e.min(axis=1, keepdims=True)  # shift by the nearest other sample
-            for m, h in enumerate(hs):
-                if undefined[m]:
-                    continue
-                if kernel == "gaussian":
-                    k = np.exp(e * (-0.5 / (h * h)))  # (c, N)
-                else:
-                    k = KERNELS[kernel](d / h)
-                    k[r, start + r] = 0.0
-                nd = k @ y2  # (c, N) x (N, 2) -> (c, 2)
-                if not (nd[:, 1] > 0).all():
-                    undefined[m] = True
-                    continue
-                resid = y[start:stop] - nd[:, 0] / nd[:, 1]
-                sse[m] += resid @ resid
-    cv = sse / n
-    cv[undefined] = np.nan
-    return cv
+        return np.array([cv(float(h)) for h in hs])
 
 
 def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> float:
-    """The bandwidth h* that minimises the leave-one-out CV error, to a relative precision of 1e-4.
+    """The bandwidth h* that minimises the leave-one-out CV error, to a relative precision of 0.2%.
 
-    A 60-point log grid from spread·1e-4 to spread locates the best bracket; a golden-section search
-    on log h then refines it. Stable to well under 1%: refining further moves h* by < 0.01%.
+    A log grid with 5 points per decade, from spread/4 to spread/1000 (spread = max x - min x),
+    extended while its best point is at an edge (up to the spread, down to spread·1e-6), locates the
+    best bracket; Brent's method on log h refines it until the bracket is about 0.2% wide, so h* is
+    stable to well under 1%. With the uniform kernel CV(h) is a step function with many local
+    minima, so the bracket is scanned on a 0.25%-spaced grid instead.
     If the minimum is at the largest bandwidth (y looks like noise around a constant), that edge
     (the spread of x) is returned.
 
@@ -318,38 +370,95 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
         ValueError: as :func:`loo_cv_errors`, or if x has no spread, or no bandwidth gives a defined
             LOO error.
     """
-    kernel = check_kernel(kernel)
-    x, y = _check_train(x, y)
-    grid = default_bandwidths(x)
-    cv = loo_cv_errors(x, y, kernel, grid)
-    if np.isnan(cv).all():
-        raise ValueError("no bandwidth gives a defined leave-one-out error")
-    k = int(np.nanargmin(cv))
-    if k == grid.size - 1:
-        return float(grid[-1])
-    lo = math.log(grid[max(k - 1, 0)])
-    hi = math.log(grid[k + 1])
+    x, y, kernel = _check_loo(x, y, kernel)
+    spread = float(x.max() - x.min())
+    if spread <= 0:
+        raise ValueError("x has no spread (all values are equal): no bandwidth can be chosen")
+    evaluate = _LooCV(x, y, kernel)
 
     def f(log_h: float) -> float:
-        v = float(loo_cv_errors(x, y, kernel, np.array([math.exp(log_h)]))[0])
+        v = evaluate(math.exp(log_h))
         return math.inf if math.isnan(v) else v
 
-    # golden-section search on log h in [lo, hi]
-    inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = lo, hi
-    c, d = b - inv_phi * (b - a), a + inv_phi * (b - a)
-    fc, fd = f(c), f(d)
-    while b - a > 1e-4:
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - inv_phi * (b - a)
-            fc = f(c)
+    step = math.log(10.0) / 5.0  # 5 points per decade
+    top, bottom = math.log(spread / 4.0), math.log(spread) - 3.0 * math.log(10.0)
+    with np.errstate(all="ignore"):
+        logs = list(np.arange(top, bottom - 1e-9, -step))  # spread/4 down to spread/1000
+        values = [f(v) for v in logs]
+        # Extend the grid while its best point is at an edge: up to the spread, down to spread·1e-6.
+        while int(np.argmin(values)) == 0 and logs[0] < math.log(spread) - 1e-9:
+            logs.insert(0, min(logs[0] + step, math.log(spread)))
+            values.insert(0, f(logs[0]))
+        while int(np.argmin(values)) == len(values) - 1 and logs[-1] > math.log(spread) - 6 * math.log(10.0):
+            logs.append(logs[-1] - step)
+            values.append(f(logs[-1]))
+        if math.isinf(min(values)):
+            raise ValueError("no bandwidth gives a defined leave-one-out error")
+        k = int(np.argmin(values))
+        if k == 0:
+            return float(math.exp(logs[0]))
+        a, b = logs[min(k + 1, len(logs) - 1)], logs[k - 1]
+        if kernel == "uniform":
+            # CV(h) is a step function of h (it changes only when a sample enters a window): take the
+            # best point of a 0.25%-spaced grid over the bracket instead of trusting a local search.
+            fine = np.linspace(a, b, int((b - a) / 2.5e-3) + 2)
+            fine_values = [f(v) for v in fine]
+            j = int(np.argmin(fine_values))
+            best_log = float(fine[j]) if fine_values[j] <= values[k] else logs[k]
         else:
-            a, c, fc = c, d, fd
-            d = a + inv_phi * (b - a)
-            fd = f(d)
-    best = min((fc, c), (fd, d), (float(cv[k]), math.log(grid[k])))
-    return float(math.exp(best[1]))
+            best_log, best_value = _brent(f, a, b, tol=5e-4)
+            if best_value > values[k]:
+                best_log = logs[k]
+    return float(math.exp(best_log))
+
+
+def _brent(f: Callable[[float], float], a: float, b: float, tol: float) -> tuple[float, float]:
+    """Brent's minimisation on [a, b] (parabolic steps, golden-section fallback; Numerical Recipes
+    §10.3, as scipy's ``fminbound``). Stops when the bracket around the best point is about 4·tol.
+    Returns (argmin, min)."""
+    cgold = 0.5 * (3.0 - math.sqrt(5.0))
+    x = w = v = a + cgold * (b - a)
+    fx = fw = fv = f(x)
+    d = e = 0.0
+    for _ in range(100):
+        xm = 0.5 * (a + b)
+        if abs(x - xm) <= 2.0 * tol - 0.5 * (b - a):
+            break
+        parabolic = False
+        if abs(e) > tol:
+            r = (x - w) * (fx - fv)
+            q = (x - v) * (fx - fw)
+            p = (x - v) * q - (x - w) * r
+            q = 2.0 * (q - r)
+            if q > 0:
+                p = -p
+            q = abs(q)
+            if abs(p) < abs(0.5 * q * e) and q * (a - x) < p < q * (b - x):
+                e, d = d, p / q
+                parabolic = True
+                if (x + d) - a < 2.0 * tol or b - (x + d) < 2.0 * tol:
+                    d = tol if xm >= x else -tol
+        if not parabolic:
+            e = (a - x) if x >= xm else (b - x)
+            d = cgold * e
+        u = x + (d if abs(d) >= tol else math.copysign(tol, d))
+        fu = f(u)
+        if fu <= fx:
+            if u >= x:
+                a = x
+            else:
+                b = x
+            v, w, x, fv, fw, fx = w, x, u, fw, fx, fu
+        else:
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu <= fw or w == x:
+                v, w, fv, fw = w, u, fw, fu
+            elif fu <= fv or v in (x, w):
+                v, fv = u, fu
+    return x, fx
 
 
 def count_turning_points(values: np.ndarray, rtol: float = 1e-9) -> int:
