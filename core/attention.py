@@ -600,3 +600,54 @@ def mask_from_string(text: str, L: int, S: int) -> torch.Tensor:
         for j in range(S):
             mask[i, j] = bool(bits >> j & 1)
     return mask
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs and the scale choices of the page
+# --------------------------------------------------------------------------------------------
+
+#: Caps for interactive use: longest sequence and widest key dimension a page may request.
+MAX_LENGTH = 32
+MAX_DK = 512
+#: Scale choices: ``sqrt`` = 1/√D (the Transformer's), ``one`` = no scaling, ``temperature`` = 1/τ.
+SCALE_MODES = ("sqrt", "one", "temperature")
+
+
+def scale_for(mode: str, d_k: int, temperature: float = 1.0) -> float:
+    """The multiplier of the scores for a scale ``mode``: 1/√d_k, 1, or 1/τ.
+
+    Raises:
+        ValueError: for an unknown mode, d_k < 1, or a temperature that is not finite and > 0.
+    """
+    if mode not in SCALE_MODES:
+        raise ValueError(f"unknown scale mode {mode!r}; known: {list(SCALE_MODES)}")
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    if mode == "sqrt":
+        return 1 / math.sqrt(d_k)
+    if mode == "one":
+        return 1.0
+    if not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be finite and > 0, got {temperature}")
+    return 1 / float(temperature)
+
+
+def random_qkv(
+    length: int, d_k: int, d_v: int = 4, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random self-attention inputs with N(0, 1) entries (float64, seeded).
+
+    Returns:
+        query (L, D), key (L, D), value (L, Dv) with L = S = ``length``.
+
+    Raises:
+        ValueError: if length is not in 1..MAX_LENGTH, d_k not in 1..MAX_DK or d_v not in 1..64.
+    """
+    for name, n, hi in (("length", length, MAX_LENGTH), ("d_k", d_k, MAX_DK), ("d_v", d_v, 64)):
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= hi:
+            raise ValueError(f"{name} must be an integer in 1..{hi}, got {n!r}")
+    gen = torch.Generator().manual_seed(int(seed))
+    q = torch.randn(length, d_k, generator=gen, dtype=torch.float64)
+    k = torch.randn(length, d_k, generator=gen, dtype=torch.float64)
+    v = torch.randn(length, d_v, generator=gen, dtype=torch.float64)
+    return q, k, v

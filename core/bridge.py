@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.attention import masked_softmax
+from core.attention import masked_softmax, normalize_scores
 
 F64 = torch.float64
 
@@ -152,6 +152,40 @@ def nadaraya_watson_attention(
     weights = masked_softmax(scores)  # (Q, N): the NW weights
     y_hat = weights @ torch.from_numpy(yt)  # (Q, N) x (N,) -> (Q,)
     return y_hat.numpy(), weights.numpy()
+
+
+def nw_attention_weights(
+    x_train: np.ndarray, x_query: np.ndarray, bandwidth: float, normalizer: str = "softmax"
+) -> np.ndarray:
+    """NW weights from the Gaussian scores -(q - k)²/(2h²) with any normaliser, (Q,), (N,) -> (Q, N).
+
+    ``softmax`` gives Gaussian NW (every weight > 0). ``sparsemax`` gives
+    max(z_i - τ, 0) = (-τ)·(1 - (q - x_i)²/r²)₊ with r = h·√(-2τ): exactly the Epanechnikov
+    kernel (3/4)(1 - u²)₊ normalised, with a radius r chosen per query (see
+    :func:`sparsemax_radius`). ``entmax15`` lies in between.
+
+    Raises:
+        ValueError: on bad data, h <= 0 or an unknown normaliser.
+    """
+    scores = torch.from_numpy(gaussian_scores(x_query, x_train, bandwidth))  # (Q, N)
+    return normalize_scores(scores, normalizer=normalizer).numpy()
+
+
+def sparsemax_radius(x_train: np.ndarray, x_query: np.ndarray, bandwidth: float) -> np.ndarray:
+    """Per-query radius r of the Epanechnikov kernel that sparsemax-over-Gaussian-scores equals, (Q,).
+
+    From a support index i: τ = z_i - p_i, and r = h·√(-2τ). Only samples within r of the query
+    get a non-zero weight.
+
+    Raises:
+        ValueError: as :func:`nw_attention_weights`.
+    """
+    z = gaussian_scores(x_query, x_train, bandwidth)  # (Q, N)
+    p = nw_attention_weights(x_train, x_query, bandwidth, "sparsemax")
+    i = p.argmax(axis=1)  # a support index per query
+    rows = np.arange(z.shape[0])
+    tau = z[rows, i] - p[rows, i]  # (Q,), < 0
+    return float(bandwidth) * np.sqrt(-2.0 * tau)
 
 
 def post_data(n: int = 200, noise: float = 0.1, seed: int = 42) -> tuple[np.ndarray, np.ndarray]:

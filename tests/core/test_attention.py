@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -19,8 +20,11 @@ from core.attention import (
     masked_softmax,
     naive_masked_attention,
     padding_mask,
+    random_qkv,
+    scale_for,
     scaled_dot_product_attention,
 )
+from core.sentence import PAD, pad_tokens, sentence_qkv, sentence_tokens, token_embeddings, token_labels
 
 F64 = torch.float64
 
@@ -255,3 +259,46 @@ def test_mask_string_round_trip_and_validation():
 def test_masked_softmax_without_mask_is_softmax():
     x = torch.randn(3, 5, dtype=F64)
     assert torch.equal(masked_softmax(x), torch.softmax(x, -1))
+
+
+def test_scale_for_and_random_inputs():
+    assert scale_for("sqrt", 16) == 0.25
+    assert scale_for("one", 16) == 1.0
+    assert scale_for("temperature", 16, 4.0) == 0.25
+    with pytest.raises(ValueError, match="unknown scale"):
+        scale_for("half", 16)
+    with pytest.raises(ValueError, match="temperature"):
+        scale_for("temperature", 16, 0.0)
+    q, k, v = random_qkv(5, 8, 3, seed=1)
+    assert (q.shape, k.shape, v.shape) == ((5, 8), (5, 8), (5, 3))
+    q2, _, _ = random_qkv(5, 8, 3, seed=1)
+    assert torch.equal(q, q2)
+    with pytest.raises(ValueError, match="length"):
+        random_qkv(33, 8)
+    with pytest.raises(ValueError, match="d_k"):
+        random_qkv(4, 513)
+
+
+def test_sentence_embeddings_are_deterministic_and_repeat_with_the_token():
+    tokens = sentence_tokens("en")
+    assert tokens.count("the") == 3
+    labels = token_labels(tokens)
+    assert len(set(labels)) == len(labels)
+    assert labels[0] == "0:the"
+    x = token_embeddings(tokens, 16)
+    assert x.shape == (11, 16)
+    assert np.array_equal(x[0], x[4])  # the same word, the same vector
+    assert not np.array_equal(x[0], x[1])
+    assert np.array_equal(x, token_embeddings(tokens, 16))
+    padded = pad_tokens(sentence_tokens("zh"), 3)
+    assert padded[-3:] == [PAD] * 3
+    assert (token_embeddings(padded, 4)[-1] == 0).all()
+    q, k, v = sentence_qkv(padded, 8, 4, seed=2)
+    assert (q.shape, k.shape, v.shape) == ((13, 8), (13, 8), (13, 4))
+    # identical tokens give identical attention rows (no positions)
+    _, w = scaled_dot_product_attention(q, k, v)
+    assert torch.allclose(w[0], w[7], atol=0)
+    with pytest.raises(ValueError, match="unknown sentence"):
+        sentence_tokens("fr")
+    with pytest.raises(ValueError, match="n_pad"):
+        pad_tokens(tokens, 30)

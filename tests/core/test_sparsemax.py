@@ -7,10 +7,13 @@ threshold τ of p_i = max(z_i/2 - τ, 0)² by bisection on Σ p_i = 1 (Peters et
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from core.attention import NORMALIZERS, entmax15, masked_softmax, normalize_scores, sparsemax
+from core.bridge import gaussian_scores, nw_attention_weights, post_data, sparsemax_radius
+from core.nadaraya_watson import nw_weights
 
 F64 = torch.float64
 
@@ -148,3 +151,22 @@ def test_sparsemax_jacobian_is_the_papers():
 def test_unknown_normaliser():
     with pytest.raises(ValueError, match="known"):
         normalize_scores(torch.zeros(2, 2, dtype=F64), normalizer="hardmax")
+
+
+def test_sparsemax_over_gaussian_scores_is_epanechnikov_nw():
+    """sparsemax(-(q - x_i)²/(2h²)) = normalised (1 - (q - x_i)²/r²)₊: Epanechnikov NW of radius r."""
+    x, _ = post_data(150, 0.1, seed=3)
+    xq = np.linspace(-2.9, 2.9, 9)
+    for h in (0.1, 0.4):
+        p = nw_attention_weights(x, xq, h, "sparsemax")
+        radius = sparsemax_radius(x, xq, h)
+        for i, (q, r) in enumerate(zip(xq, radius, strict=True)):
+            ref = nw_weights(x, np.array([q]), kernel="epanechnikov", bandwidth=float(r))[0]
+            assert np.abs(p[i] - ref).max() < 1e-14
+            assert ((np.abs(x - q) < r * (1 - 1e-9)) == (p[i] > 0)).all()
+        # softmax (the Gaussian) is zero only where exp underflows in float64; sparsemax is zero
+        # for samples just outside r, where the Gaussian weight is far from underflow
+        soft = nw_attention_weights(x, xq, h, "softmax")
+        z = gaussian_scores(xq, x, h)
+        assert (soft[z - z.max(1, keepdims=True) > -700] > 0).all()
+        assert ((p == 0) & (z - z.max(1, keepdims=True) > -5)).sum() > 0
