@@ -188,26 +188,6 @@ def sparsemax_radius(x_train: np.ndarray, x_query: np.ndarray, bandwidth: float)
     return float(bandwidth) * np.sqrt(-2.0 * tau)
 
 
-def post_data(n: int = 200, noise: float = 0.1, seed: int = 42) -> tuple[np.ndarray, np.ndarray]:
-    """The post's synthetic data set: x ~ U(-3, 3) sorted, y = sinc(x) + noise·N(0, 1).
-
-    ``np.sinc`` is the normalised sinc sin(πx)/(πx), as in the post's code (section 2.4).
-
-    Returns:
-        x (N,), y (N,), float64.
-
-    Raises:
-        ValueError: if n is not in 2..MAX_SAMPLES or noise is negative / not finite.
-    """
-    n = _int_in("n", n, 2, MAX_SAMPLES)
-    if not math.isfinite(noise) or noise < 0:
-        raise ValueError(f"noise must be finite and >= 0, got {noise}")
-    rng = np.random.default_rng(seed)
-    x = np.sort(rng.uniform(-3, 3, n))
-    y = np.sinc(x) + noise * rng.normal(0, 1, n)
-    return x, y
-
-
 # ----------------------------------------------------------------------------------------------
 # 2. dot product vs distance
 # ----------------------------------------------------------------------------------------------

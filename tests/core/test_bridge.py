@@ -17,15 +17,20 @@ from core.bridge import (
     gaussian_vector_weights,
     metric_predict,
     nadaraya_watson_attention,
-    post_data,
     random_vectors,
 )
+from core.data import make_data
 from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
+
+
+def _data(n, noise, seed):
+    d = make_data(n=n, noise=noise, seed=seed)
+    return d.x, d.y
 
 
 @pytest.mark.parametrize("h", [0.05, 0.3, 1.0, 5.0])
 def test_bridge_equals_nw_predict(h):
-    x, y = post_data(120, 0.1, seed=1)
+    x, y = _data(120, 0.1, 1)
     xq = np.linspace(-3.5, 3.5, 57)
     y_hat, w = nadaraya_watson_attention(x, y, xq, h)
     assert w.shape == (57, 120)
@@ -35,7 +40,7 @@ def test_bridge_equals_nw_predict(h):
 
 
 def test_bridge_matches_a_plain_loop():
-    x, y = post_data(15, 0.1, seed=2)
+    x, y = _data(15, 0.1, 2)
     xq = np.array([-1.0, 0.2, 2.5])
     y_hat, w = nadaraya_watson_attention(x, y, xq, 0.7)
     for qi, q in enumerate(xq):
@@ -46,15 +51,6 @@ def test_bridge_matches_a_plain_loop():
             sum(ki * yi for ki, yi in zip(k, y, strict=True)) / sum(k), abs=1e-14
         )
     assert gaussian_scores(xq, x, 0.7)[1, 3] == pytest.approx(-((0.2 - x[3]) ** 2) / (2 * 0.49))
-
-
-def test_post_data_is_the_posts():
-    x, y = post_data(200, 0.1, seed=42)
-    rng = np.random.default_rng(42)
-    x_ref = np.sort(rng.uniform(-3, 3, 200))
-    y_ref = np.sinc(x_ref) + 0.1 * rng.normal(0, 1, 200)
-    assert np.array_equal(x, x_ref)
-    assert np.array_equal(y, y_ref)
 
 
 def test_identity_unit_norm_dot_product_is_gaussian():
@@ -103,7 +99,7 @@ def test_vector_weights_against_loops():
 
 
 def test_learnable_bandwidth_collapses_without_leave_one_out():
-    x, y = post_data(100, 0.1, seed=0)
+    x, y = _data(100, 0.1, 0)
     h_cv = select_bandwidth(x, y, kernel="gaussian")
     with_loo = fit_bandwidth(x, y, leave_one_out=True, steps=300)
     without = fit_bandwidth(x, y, leave_one_out=False, steps=300)
@@ -116,7 +112,7 @@ def test_learnable_bandwidth_collapses_without_leave_one_out():
     assert without.losses.shape == (300,)
     assert without.bandwidths.shape == (301,)
     # the collapsed h fits the noise: worse on fresh data from the same curve
-    x_test, y_test = post_data(400, 0.1, seed=99)
+    x_test, y_test = _data(400, 0.1, 99)
     mse = {
         f.leave_one_out: float(np.mean((nw_predict(x, y, x_test, "gaussian", f.bandwidth) - y_test) ** 2))
         for f in (with_loo, without)
@@ -155,7 +151,7 @@ def test_learnable_metric_finds_the_irrelevant_axis_only_with_leave_one_out():
         (lambda: fit_bandwidth([0.0, 1.0], [0.0, 1.0], steps=0), "steps"),
         (lambda: fit_bandwidth([0.0, 1.0], [0.0, 1.0], lr=2.0), "lr"),
         (lambda: fit_metric(np.zeros((3, 3)), np.zeros(3)), "N, 2"),
-        (lambda: post_data(1), "n must"),
+        (lambda: data_2d(1), "n must"),
         (
             lambda: metric_predict(np.zeros((3, 2)), np.zeros(3), np.zeros((1, 2)), -np.eye(2)),
             "positive definite",

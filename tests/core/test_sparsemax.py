@@ -12,10 +12,16 @@ import pytest
 import torch
 
 from core.attention import NORMALIZERS, entmax15, masked_softmax, normalize_scores, sparsemax
-from core.bridge import gaussian_scores, nw_attention_weights, post_data, sparsemax_radius
+from core.bridge import gaussian_scores, nw_attention_weights, sparsemax_radius
+from core.data import make_data
 from core.nadaraya_watson import nw_weights
 
 F64 = torch.float64
+
+
+def _data(n, noise, seed):
+    d = make_data(n=n, noise=noise, seed=seed)
+    return d.x, d.y
 
 
 def sparsemax_reference(z: list[float]) -> list[float]:
@@ -155,7 +161,7 @@ def test_unknown_normaliser():
 
 def test_sparsemax_over_gaussian_scores_is_epanechnikov_nw():
     """sparsemax(-(q - x_i)²/(2h²)) = normalised (1 - (q - x_i)²/r²)₊: Epanechnikov NW of radius r."""
-    x, _ = post_data(150, 0.1, seed=3)
+    x, _ = _data(150, 0.1, 3)
     xq = np.linspace(-2.9, 2.9, 9)
     for h in (0.1, 0.4):
         p = nw_attention_weights(x, xq, h, "sparsemax")
