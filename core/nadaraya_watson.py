@@ -353,8 +353,9 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
     A log grid with 5 points per decade, from spread/4 to spread/1000 (spread = max x - min x),
     extended while its best point is at an edge (up to the spread, down to spread·1e-6), locates the
     best bracket; Brent's method on log h refines it until the bracket is about 0.2% wide, so h* is
-    stable to well under 1%. With the uniform kernel CV(h) is a step function with many local
-    minima, so the bracket is scanned on a 0.25%-spaced grid instead.
+    stable to well under 1%. With a compact kernel CV(h) is only piecewise smooth and can have
+    several local minima, so the bracket is first scanned on a 0.25%-spaced grid (and for the uniform
+    kernel, whose CV(h) is a step function, the best grid point is the answer).
     If the minimum is at the largest bandwidth (y looks like noise around a constant), that edge
     (the spread of x) is returned.
 
@@ -398,17 +399,26 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
         if k == 0:
             return float(math.exp(logs[0]))
         a, b = logs[min(k + 1, len(logs) - 1)], logs[k - 1]
-        if kernel == "uniform":
-            # CV(h) is a step function of h (it changes only when a sample enters a window): take the
-            # best point of a 0.25%-spaced grid over the bracket instead of trusting a local search.
+        if kernel != "gaussian":
+            # With a compact kernel CV(h) is only piecewise smooth (it changes form whenever a sample
+            # enters or leaves a window) and can have several local minima close together: scan the
+            # bracket on a 0.25%-spaced grid first.
             fine = np.linspace(a, b, int((b - a) / 2.5e-3) + 2)
             fine_values = [f(v) for v in fine]
             j = int(np.argmin(fine_values))
-            best_log = float(fine[j]) if fine_values[j] <= values[k] else logs[k]
+            if fine_values[j] <= values[k]:
+                k_log, k_value = float(fine[j]), fine_values[j]
+                a, b = float(fine[max(j - 1, 0)]), float(fine[min(j + 1, fine.size - 1)])
+            else:
+                k_log, k_value = logs[k], values[k]
+        else:
+            k_log, k_value = logs[k], values[k]
+        if kernel == "uniform":
+            best_log = k_log  # a step function: nothing to polish
         else:
             best_log, best_value = _brent(f, a, b, tol=5e-4)
-            if best_value > values[k]:
-                best_log = logs[k]
+            if best_value > k_value:
+                best_log = k_log
     return float(math.exp(best_log))
 
 
