@@ -13,6 +13,7 @@ as entropy 0 and support 0). Numpy arrays are accepted and converted.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -136,3 +137,42 @@ def head_diversity_penalty(weights: torch.Tensor) -> torch.Tensor:
     sim = head_similarity(weights)  # (..., H, H)
     off = sim.sum((-2, -1)) - sim.diagonal(dim1=-2, dim2=-1).sum(-1)
     return (off / (H * (H - 1))).mean()
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Per-head averages over batch and queries, each a (H,) tensor.
+
+    Attributes:
+        entropy: mean row entropy (nats).
+        normalized_entropy: mean entropy / log S, in [0, 1].
+        effective_support: mean effective number of attended keys, in [1, S] (0 for masked rows).
+        max_weight: mean largest weight of a row.
+    """
+
+    entropy: torch.Tensor
+    normalized_entropy: torch.Tensor
+    effective_support: torch.Tensor
+    max_weight: torch.Tensor
+
+
+def per_head_summary(weights: torch.Tensor | np.ndarray) -> HeadSummary:
+    """Average each diagnostic over every axis but the head axis: (..., H, L, S) -> four (H,) tensors.
+
+    Raises:
+        ValueError: if the weights have fewer than 3 axes, contain NaN or negative values.
+    """
+    w = _as_tensor(weights)
+    if w.dim() < 3:
+        raise ValueError(f"weights must be (..., H, L, S), got shape {tuple(w.shape)}")
+    w = w.reshape(-1, *w.shape[-3:]).transpose(0, 1)  # (H, N, L, S), N = product of batch axes
+
+    def per_head(values: torch.Tensor) -> torch.Tensor:  # (H, N, L) -> (H,)
+        return values.flatten(1).mean(1)
+
+    return HeadSummary(
+        entropy=per_head(attention_entropy(w)),
+        normalized_entropy=per_head(normalized_entropy(w)),
+        effective_support=per_head(effective_support(w)),
+        max_weight=per_head(max_weight(w)),
+    )
