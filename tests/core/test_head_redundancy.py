@@ -10,7 +10,7 @@ from core.head_redundancy import redundancy_vs_heads
 def test_structure_and_invariants():
     seen = []
     curve = redundancy_vs_heads(
-        8, seq_len=6, train_steps=40, seed=0, progress=lambda d, n: seen.append((d, n))
+        4, seq_len=6, train_steps=30, seed=0, progress=lambda d, n: seen.append((d, n))
     )
     assert [p.n_heads for p in curve.points] == [1, 2, 4]
     assert seen == [(1, 3), (2, 3), (3, 3)]
