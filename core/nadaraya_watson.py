@@ -41,6 +41,9 @@ PREDICT_BLOCK = 2**20
 LOO_BLOCK = 2**22
 #: Rows per LOO block: small blocks keep each block's window of samples narrow.
 LOO_ROWS = 64
+#: select_bandwidth with the uniform kernel is exact when the bracket holds at most this many
+#: pairwise distances (where its step-function CV can change); else it scans a 0.25% grid.
+MAX_BREAKS = 3000
 #: nw_weights refuses to build a dense (Q, N) matrix larger than this (512 MiB of float64).
 MAX_DENSE = 2**26
 #: Gaussian terms whose weight is below e^-40 ≈ 4e-18 of the nearest sample's are skipped: the
@@ -354,8 +357,10 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
     extended while its best point is at an edge (up to the spread, down to spread·1e-6), locates the
     best bracket; Brent's method on log h refines it until the bracket is about 0.2% wide, so h* is
     stable to well under 1%. With a compact kernel CV(h) is only piecewise smooth and can have
-    several local minima, so the bracket is first scanned on a 0.25%-spaced grid (and for the uniform
-    kernel, whose CV(h) is a step function, the best grid point is the answer).
+    several local minima, so the bracket is first scanned on a 0.25%-spaced grid. With the uniform
+    kernel CV(h) is a step function that changes only where h equals a pairwise distance |x_i - x_j|;
+    it is evaluated at every such h in the bracket (exact), or, when there are more than
+    ``MAX_BREAKS`` of them, on the 0.25% grid (whose narrow dips it may then miss).
     If the minimum is at the largest bandwidth (y looks like noise around a constant), that edge
     (the spread of x) is returned.
 
@@ -399,7 +404,19 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
         if k == 0:
             return float(math.exp(logs[0]))
         a, b = logs[min(k + 1, len(logs) - 1)], logs[k - 1]
-        if kernel != "gaussian":
+        if (
+            kernel == "uniform"
+            and (breaks := _pair_distances(x, math.exp(a), math.exp(b))).size <= MAX_BREAKS
+        ):
+            # CV(h) is a step function that only changes where h equals a pairwise distance (a sample
+            # enters a window): evaluating it at each such h in the bracket finds the exact minimum.
+            break_values = [evaluate(float(h)) for h in breaks]
+            j = int(np.nanargmin(break_values)) if breaks.size and not np.isnan(break_values).all() else -1
+            if j >= 0 and break_values[j] <= values[k]:
+                k_log, k_value = math.log(breaks[j]), break_values[j]
+            else:
+                k_log, k_value = logs[k], values[k]
+        elif kernel != "gaussian":
             # With a compact kernel CV(h) is only piecewise smooth (it changes form whenever a sample
             # enters or leaves a window) and can have several local minima close together: scan the
             # bracket on a 0.25%-spaced grid first.
@@ -420,6 +437,23 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
             if best_value > k_value:
                 best_log = k_log
     return float(math.exp(best_log))
+
+
+def _pair_distances(x: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Sorted distinct |x_i - x_j| in [low, high] (at most MAX_BREAKS + 1 of them are collected)."""
+    xs = np.sort(x)
+    found: list[np.ndarray] = []
+    count = 0
+    for i in range(xs.size - 1):
+        lo = np.searchsorted(xs, xs[i] + low, side="left")
+        hi = np.searchsorted(xs, xs[i] + high, side="right")
+        if hi > lo:
+            d = xs[lo:hi] - xs[i]
+            found.append(d[(d >= low) & (d <= high)])
+            count += found[-1].size
+            if count > MAX_BREAKS:
+                break
+    return np.unique(np.concatenate(found)) if found else np.array([])
 
 
 def _brent(f: Callable[[float], float], a: float, b: float, tol: float) -> tuple[float, float]:
