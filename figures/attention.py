@@ -1,0 +1,441 @@
+"""Figures of the two attention pages: pipeline heatmaps, the d_k experiment, normalisers, the bridge.
+
+Pure Plotly builders: arrays and translated strings in, ``go.Figure`` out. No Streamlit, no math
+beyond reshaping (a figure that needs a number receives it). Weight matrices are always drawn with
+rows = queries (y, top first) and columns = keys (x), through ``figures.common.heatmap``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap
+
+#: Cells get their value written in them up to this many rows/columns.
+MAX_ANNOTATED = 12
+
+
+def _cell_text(z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Per-cell strings; NaN -> special['nan'], -inf -> special['-inf'] when given."""
+    special = special or {}
+    rows = []
+    for row in np.asarray(z, dtype=float):
+        cells = []
+        for v in row:
+            if np.isnan(v):
+                cells.append(special.get("nan", ""))
+            elif np.isneginf(v):
+                cells.append(special.get("-inf", "−∞"))
+            else:
+                cells.append(format(v, fmt))
+        rows.append(cells)
+    return rows
+
+
+def _line(i: int, dashed: bool) -> dict:
+    return {"color": PALETTE[i % len(PALETTE)], "width": 3, "dash": "dash" if dashed else None}
+
+
+def _annotate(fig: go.Figure, z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None) -> None:
+    z = np.asarray(z, dtype=float)
+    if z.shape[0] <= MAX_ANNOTATED and z.shape[1] <= MAX_ANNOTATED:
+        fig.data[0].update(text=_cell_text(z, fmt, special), texttemplate="%{text}", textfont={"size": 12})
+
+
+def score_heatmap(
+    z: np.ndarray,
+    *,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    neg_inf_text: str = "−∞",
+    height: int = 430,
+) -> go.Figure:
+    """Signed scores (L, S), centred at 0. -inf cells (masked) are drawn blank and labelled.
+
+    Args:
+        z: (L, S) scores; -inf marks a masked position.
+    """
+    z = np.asarray(z, dtype=float)
+    shown = np.where(np.isneginf(z), np.nan, z)
+    finite = shown[np.isfinite(shown)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    fig = heatmap(
+        shown,
+        x=list(x_labels),
+        y=list(y_labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=height,
+    )
+    _annotate(fig, z, ".2f", {"-inf": neg_inf_text})
+    return fig
+
+
+def weights_heatmap(
+    w: np.ndarray,
+    *,
+    x_labels: Sequence[str] | None,
+    y_labels: Sequence[str] | None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    nan_text: str = "NaN",
+    height: int = 430,
+    annotate: bool = True,
+) -> go.Figure:
+    """Attention / kernel weights (L, S) on [0, 1]; NaN cells (undefined rows) blank and labelled."""
+    w = np.asarray(w, dtype=float)
+    fig = heatmap(
+        w,
+        x=None if x_labels is None else list(x_labels),
+        y=None if y_labels is None else list(y_labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=WEIGHT_COLORSCALE,
+        zmin=0.0,
+        zmax=1.0,
+        height=height,
+    )
+    if annotate:
+        _annotate(fig, w, ".2f", {"nan": nan_text})
+    return fig
+
+
+def output_heatmap(
+    out: np.ndarray, *, y_labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 430
+) -> go.Figure:
+    """The output (L, Dv): one row per query, one column per value dimension."""
+    out = np.asarray(out, dtype=float)
+    finite = out[np.isfinite(out)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    fig = heatmap(
+        out,
+        x=[str(j) for j in range(out.shape[1])],
+        y=list(y_labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=height,
+    )
+    _annotate(fig, out, ".2f", {"nan": "NaN"})
+    return fig
+
+
+def mask_heatmap(
+    mask: np.ndarray, *, labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 380
+) -> go.Figure:
+    """A boolean mask (L, S): dark = may attend, white = masked."""
+    m = np.asarray(mask, dtype=float)
+    fig = heatmap(
+        m,
+        x=list(labels),
+        y=list(labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale="Greys",
+        zmin=0,
+        zmax=1.4,
+        height=height,
+        hover_template="key %{x}<br>query %{y}<br>%{z}<extra></extra>",
+    )
+    fig.update_traces(showscale=False)
+    return fig
+
+
+def line_figure(
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    dashed: Sequence[str] = (),
+    hlines: Mapping[str, float] | None = None,
+    vline: float | None = None,
+    vline_text: str = "",
+    markers: bool = True,
+    height: int = 400,
+) -> go.Figure:
+    """Several named curves over a shared x; optional dashed series, labelled horizontal lines and
+    one vertical marker (e.g. the current d_k)."""
+    fig = go.Figure()
+    for i, (name, y) in enumerate(series.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(x),
+                y=np.asarray(y),
+                name=name,
+                mode="lines+markers" if markers else "lines",
+                line={
+                    "color": PALETTE[i % len(PALETTE)],
+                    "width": 3,
+                    "dash": "dash" if name in dashed else None,
+                },
+            )
+        )
+    for j, (name, value) in enumerate((hlines or {}).items()):
+        fig.add_hline(
+            y=value,
+            line={"color": PALETTE[(len(series) + j) % len(PALETTE)], "dash": "dot", "width": 2},
+            annotation_text=name,
+            annotation_position="top left",
+            annotation_font_size=14,
+        )
+    if vline is not None:
+        fig.add_vline(x=vline, line={"color": "#555", "dash": "dot"}, annotation_text=vline_text)
+    fig.update_xaxes(title=x_title, type="log" if log_x else None)
+    fig.update_yaxes(title=y_title, type="log" if log_y else None)
+    return base_layout(fig, title=title, height=height)
+
+
+def heatmap_row(
+    panels: Sequence[tuple[str, np.ndarray]],
+    *,
+    x_labels: Sequence[str] | None,
+    y_labels: Sequence[str] | None,
+    x_title: str,
+    y_title: str,
+    title: str | None = None,
+    signed_last: bool = False,
+    height: int = 420,
+) -> go.Figure:
+    """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference."""
+    n = len(panels)
+    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.08)
+    for i, (_, z) in enumerate(panels):
+        z = np.asarray(z, dtype=float)
+        signed = signed_last and i == n - 1
+        bound = float(np.abs(z[np.isfinite(z)]).max()) if signed and np.isfinite(z).any() else 1.0
+        bound = bound if bound > 0 else 1e-16
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=None if x_labels is None else list(x_labels),
+                y=None if y_labels is None else list(y_labels),
+                colorscale=SIGNED_COLORSCALE if signed else WEIGHT_COLORSCALE,
+                zmin=-bound if signed else 0.0,
+                zmax=bound if signed else 1.0,
+                showscale=signed or i == 0,
+                colorbar={"x": 1.02 if signed or n == 1 else 1.0 / n - 0.03, "len": 0.9, "thickness": 12}
+                if signed or i == 0
+                else None,
+                hovertemplate="key %{x}<br>query %{y}<br>%{z:.4g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
+        fig.update_xaxes(title=x_title, row=1, col=i + 1)
+    fig.update_annotations(font_size=16)
+    return base_layout(fig, title=title, height=height)
+
+
+def weight_distribution(
+    x_train: np.ndarray,
+    weights_nw: np.ndarray,
+    weights_att: np.ndarray,
+    *,
+    x0: float,
+    title: str,
+    x_title: str,
+    y_title: str,
+    name_nw: str,
+    name_att: str,
+    name_query: str,
+    height: int = 400,
+) -> go.Figure:
+    """The post's first figure: one query's weights over the samples x_i (NW bars, attention dots)."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x_train, y=weights_nw, name=name_nw, marker_color=PALETTE[0], opacity=0.6))
+    fig.add_trace(
+        go.Scatter(
+            x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
+        )
+    )
+    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=name_query)
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    fig.update_layout(bargap=0.0)
+    return base_layout(fig, title=title, height=height)
+
+
+def nw_matrix(
+    w: np.ndarray,
+    *,
+    x_query: np.ndarray,
+    x_train: np.ndarray,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 460,
+) -> go.Figure:
+    """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples."""
+    fig = heatmap(
+        np.asarray(w, dtype=float),
+        x=[f"{v:.2f}" for v in x_train],
+        y=[f"{v:.2f}" for v in x_query],
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=WEIGHT_COLORSCALE,
+        zmin=0.0,
+        height=height,
+    )
+    fig.update_xaxes(nticks=12)
+    fig.update_yaxes(nticks=12)
+    return fig
+
+
+def side_by_side(
+    w_nw: np.ndarray,
+    w_att: np.ndarray,
+    *,
+    x_query: np.ndarray,
+    x_train: np.ndarray,
+    titles: tuple[str, str],
+    x_title: str,
+    y_title: str,
+    title: str | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """The post's third figure: the NW weight matrix and the attention weight matrix, side by side."""
+    zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
+    xs, ys = [f"{v:.2f}" for v in x_train], [f"{v:.2f}" for v in x_query]
+    for i, w in enumerate((w_nw, w_att)):
+        fig.add_trace(
+            go.Heatmap(
+                z=np.asarray(w, dtype=float),
+                x=xs,
+                y=ys,
+                colorscale=WEIGHT_COLORSCALE,
+                zmin=0,
+                zmax=zmax,
+                showscale=i == 1,
+                hovertemplate="x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(autorange="reversed", nticks=8, row=1, col=i + 1, title=y_title if i == 0 else None)
+        fig.update_xaxes(nticks=8, title=x_title, row=1, col=i + 1)
+    fig.update_annotations(font_size=16)
+    return base_layout(fig, title=title, height=height)
+
+
+def fit_figure(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: np.ndarray,
+    curves: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    samples_name: str,
+    dashed: Sequence[str] = (),
+    height: int = 420,
+) -> go.Figure:
+    """Samples as dots and named fitted curves over a grid."""
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=y, mode="markers", name=samples_name, marker={"color": "#999", "size": 5, "opacity": 0.6}
+        )
+    )
+    for i, (name, c) in enumerate(curves.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=c,
+                mode="lines",
+                name=name,
+                line={
+                    "color": PALETTE[i % len(PALETTE)],
+                    "width": 3,
+                    "dash": "dash" if name in dashed else None,
+                },
+            )
+        )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title)
+    return base_layout(fig, title=title, height=height)
+
+
+def normaliser_rows(
+    x_train: np.ndarray,
+    rows: Mapping[str, np.ndarray],
+    *,
+    x0: float,
+    radius: float | None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    query_name: str,
+    radius_name: str,
+    height: int = 400,
+) -> go.Figure:
+    """One query's weights over the samples under several normalisers; the sparsemax radius shaded."""
+    fig = go.Figure()
+    if radius is not None:
+        fig.add_vrect(
+            x0=x0 - radius,
+            x1=x0 + radius,
+            fillcolor=PALETTE[1],
+            opacity=0.08,
+            line_width=0,
+            annotation_text=radius_name,
+            annotation_position="top left",
+        )
+    for i, (name, w) in enumerate(rows.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=x_train,
+                y=w,
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i % len(PALETTE)], "width": 2},
+                marker={"size": 5},
+            )
+        )
+    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=query_name)
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    return base_layout(fig, title=title, height=height)
+
+
+def bar_figure(
+    categories: Sequence[str],
+    series: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 360,
+) -> go.Figure:
+    """Grouped bars: one group per category, one bar per named series."""
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        fig.add_trace(go.Bar(x=list(categories), y=np.asarray(values), name=name, marker_color=PALETTE[i]))
+    fig.update_xaxes(title=x_title, type="category")
+    fig.update_yaxes(title=y_title)
+    fig.update_layout(barmode="group")
+    return base_layout(fig, title=title, height=height)
