@@ -10,7 +10,7 @@ from core.attention import causal_mask
 from core.multihead import MultiHeadAttention, seeded_multihead
 from core.permutation import make_permutation, permutation_experiment, permute_map
 from core.positional import positional_table
-from core.tokens_mh import SENTENCE, sentence_embeddings
+from core.tokens_mh import input_tokens
 
 
 def _torch_maps(module: nn.MultiheadAttention, x: torch.Tensor, mask=None) -> torch.Tensor:
@@ -62,14 +62,18 @@ def test_a_causal_mask_alone_breaks_the_symmetry():
     assert result.map_max_diff > 1e-3
 
 
-def test_the_sentence_repeats_words_so_without_positions_their_rows_coincide():
-    x = sentence_embeddings(32, seed=0)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sentence_repeats_a_word_so_without_positions_its_columns_coincide(lang):
+    x, words = input_tokens("sentence", 32, seed=0, sentence=lang)
+    first = next(i for i, w in enumerate(words) if words.count(w) > 1)
+    second = words.index(words[first], first + 1)
     m = seeded_multihead(32, 4, seed=0)
-    first, second = SENTENCE.index("dog"), len(SENTENCE) - 1 - SENTENCE[::-1].index("dog")
+    table = positional_table("sinusoidal", len(words), 32)
     with torch.no_grad():
         _, w = m(x[None], x[None], x[None])
-        _, w_pe = m(*(x[None] + positional_table("sinusoidal", len(SENTENCE), 32),) * 3)
-    assert torch.allclose(w[0, :, first], w[0, :, second], atol=1e-14)
+        _, w_pe = m(*(x[None] + table,) * 3)
+    assert torch.allclose(w[0, :, :, first], w[0, :, :, second], atol=1e-14)  # same key, same column
+    assert torch.allclose(w[0, :, first], w[0, :, second], atol=1e-14)  # same query, same row
     assert not torch.allclose(w_pe[0, :, first], w_pe[0, :, second], atol=1e-3)
 
 
