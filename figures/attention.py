@@ -36,6 +36,16 @@ def _cell_text(z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None
     return rows
 
 
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """Legend under the plot, so long series names never collide with the title."""
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        margin={"b": 120},
+        height=fig.layout.height + 70,
+    )
+    return fig
+
+
 def _line(i: int, dashed: bool) -> dict:
     return {"color": PALETTE[i % len(PALETTE)], "width": 3, "dash": "dash" if dashed else None}
 
@@ -200,10 +210,12 @@ def line_figure(
             annotation_font_size=14,
         )
     if vline is not None:
-        fig.add_vline(x=vline, line={"color": "#555", "dash": "dot"}, annotation_text=vline_text)
+        # shapes on a log axis are placed in log10 units
+        x_line = float(np.log10(vline)) if log_x else vline
+        fig.add_vline(x=x_line, line={"color": "#555", "dash": "dot"}, annotation_text=vline_text)
     fig.update_xaxes(title=x_title, type="log" if log_x else None)
     fig.update_yaxes(title=y_title, type="log" if log_y else None)
-    return base_layout(fig, title=title, height=height)
+    return _legend_below(base_layout(fig, title=title, height=height))
 
 
 def heatmap_row(
@@ -233,10 +245,8 @@ def heatmap_row(
                 colorscale=SIGNED_COLORSCALE if signed else WEIGHT_COLORSCALE,
                 zmin=-bound if signed else 0.0,
                 zmax=bound if signed else 1.0,
-                showscale=signed or i == 0,
-                colorbar={"x": 1.02 if signed or n == 1 else 1.0 / n - 0.03, "len": 0.9, "thickness": 12}
-                if signed or i == 0
-                else None,
+                showscale=signed or i == n - 1,
+                colorbar={"x": 1.02, "len": 0.9, "thickness": 14} if signed or i == n - 1 else None,
                 hovertemplate="key %{x}<br>query %{y}<br>%{z:.4g}<extra></extra>",
             ),
             row=1,
@@ -402,8 +412,16 @@ def normaliser_rows(
             fillcolor=PALETTE[1],
             opacity=0.08,
             line_width=0,
-            annotation_text=radius_name,
-            annotation_position="top left",
+        )
+        # a legend entry for the shaded band
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=radius_name,
+                marker={"symbol": "square", "size": 14, "color": PALETTE[1], "opacity": 0.25},
+            )
         )
     for i, (name, w) in enumerate(rows.items()):
         fig.add_trace(
@@ -416,10 +434,15 @@ def normaliser_rows(
                 marker={"size": 5},
             )
         )
-    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=query_name)
+    fig.add_vline(
+        x=x0,
+        line={"color": "#333", "dash": "dot"},
+        annotation_text=query_name,
+        annotation_position="bottom right",
+    )
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
-    return base_layout(fig, title=title, height=height)
+    return _legend_below(base_layout(fig, title=title, height=height))
 
 
 def bar_figure(

@@ -1,8 +1,362 @@
-"""Placeholder: this page is being written (see the issue tracker)."""
+"""Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
+
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.bridge`` and
+``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
+backs it, computed now.
+"""
+
+from __future__ import annotations
 
 import streamlit as st
 
-from ui.layout import page_header
+from figures import attention as fa
+from ui import attention as ua
+from ui import controls as uc
+from ui.i18n import t
+from ui.layout import page_header, show_figure
 
-page_header("nav.kernels_to_attention")
-st.info("🚧")
+BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
+TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+DIMS = (2, 4, 8, 16, 32, 64)
+LRS = (0.01, 0.02, 0.05, 0.1, 0.2)
+INIT_H = (0.1, 0.2, 0.5, 1.0, 2.0)
+MAPPING_ROWS = ("samples", "query", "values", "kernel", "normaliser", "bandwidth")
+#: Largest N the learnable-kernel section trains on (each step is O(N²)).
+MAX_LEARN_N = 200
+
+
+def _mapping() -> None:
+    st.header(t("k2a.mapping_title"))
+    st.table(
+        {
+            t("k2a.col_nw"): [t(f"k2a.map_{r}_nw") for r in MAPPING_ROWS],
+            t("k2a.col_attention"): [t(f"k2a.map_{r}_att") for r in MAPPING_ROWS],
+            t("k2a.col_meaning"): [t(f"k2a.map_{r}_meaning") for r in MAPPING_ROWS],
+        },
+        hide_index=True,
+    )
+    st.markdown(t("k2a.mapping_body"))
+    st.latex(
+        r"w_i(x)=\frac{\exp\!\left(-\frac{(x-x_i)^2}{2h^2}\right)}"
+        r"{\sum_j \exp\!\left(-\frac{(x-x_j)^2}{2h^2}\right)}"
+        r"=\operatorname{softmax}_i\!\left(-\frac{(q-k_i)^2}{2h^2}\right),\qquad q=x,\ k_i=x_i,\ v_i=y_i"
+    )
+
+
+def _three_figures() -> tuple[int, int]:
+    st.header(t("k2a.three_title"))
+    st.markdown(t("k2a.three_body"))
+    c1, c2, c3, c4 = st.columns(4)
+    h = float(
+        uc.select_slider("k2a.h", key="k2a_h", options=BANDWIDTHS, value=0.3, help_key="k2a.h_help", where=c1)
+    )
+    x0 = float(
+        uc.slider("k2a.x0", key="k2a_x0", min_value=-3.0, max_value=3.0, value=0.5, step=0.1, where=c2)
+    )
+    n = int(uc.slider("k2a.n", key="k2a_n", min_value=20, max_value=400, value=200, step=10, where=c3))
+    seed = uc.seed("k2a_seed", value=42, where=c4)
+    three = ua.k2a_three_figures(n, seed, h)
+    one = ua.k2a_one_query(n, seed, h, x0)
+    m = st.columns(4)
+    m[0].metric(t("k2a.metric_tau"), f"{h * h:.4g}")
+    m[1].metric(t("k2a.metric_diff_weights"), f"{max(three['max_diff_weights'], one['max_diff']):.1e}")
+    m[2].metric(t("k2a.metric_diff_fit"), f"{three['max_diff_fit']:.1e}")
+    m[3].metric(t("k2a.metric_prediction", x0=f"{x0:.1f}"), f"{one['prediction']:.4f}")
+    show_figure(
+        fa.weight_distribution(
+            one["x"],
+            one["w_nw"],
+            one["w_att"],
+            x0=x0,
+            title=t("k2a.fig1", x0=f"{x0:.1f}", h=h),
+            x_title=t("k2a.axis_xi"),
+            y_title=t("k2a.axis_weight"),
+            name_nw=t("k2a.name_nw"),
+            name_att=t("k2a.name_att"),
+            name_query=t("k2a.name_query"),
+        ),
+        key="k2a_fig1",
+        look_for_key="k2a.look_fig1",
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        show_figure(
+            fa.nw_matrix(
+                three["w_att"],
+                x_query=three["xq"],
+                x_train=three["x"],
+                title=t("k2a.fig2"),
+                x_title=t("k2a.axis_keys"),
+                y_title=t("k2a.axis_queries"),
+            ),
+            key="k2a_fig2",
+            look_for_key="k2a.look_fig2",
+        )
+    with c2:
+        show_figure(
+            fa.fit_figure(
+                three["x"],
+                three["y"],
+                three["xq"],
+                {
+                    t("k2a.name_truth"): three["truth"],
+                    t("k2a.name_nw_fit"): three["fit_nw"],
+                    t("k2a.name_att_fit"): three["fit_att"],
+                },
+                title=t("k2a.fig_fit"),
+                x_title="x",
+                y_title="y",
+                samples_name=t("k2a.name_samples"),
+                dashed=[t("k2a.name_att_fit")],
+            ),
+            key="k2a_fig_fit",
+            look_for_key="k2a.look_fit",
+        )
+    show_figure(
+        fa.side_by_side(
+            three["w_nw"],
+            three["w_att"],
+            x_query=three["xq"],
+            x_train=three["x"],
+            titles=(t("k2a.fig3_left"), t("k2a.fig3_right")),
+            x_title=t("k2a.axis_keys"),
+            y_title=t("k2a.axis_queries"),
+            title=t("k2a.fig3"),
+        ),
+        key="k2a_fig3",
+        look_for_key="k2a.look_fig3",
+        diff=f"{three['max_diff_weights']:.1e}",
+    )
+    return n, seed
+
+
+def _dot_vs_distance(seed: int) -> None:
+    st.header(t("k2a.dot_title"))
+    st.markdown(t("k2a.dot_body"))
+    st.latex(
+        r"-\frac{\lVert q-k\rVert^2}{2\tau}=\frac{q\cdot k}{\tau}-\frac{\lVert q\rVert^2}{2\tau}"
+        r"-\frac{\lVert k\rVert^2}{2\tau}\quad\Longrightarrow\quad"
+        r"\lVert q\rVert=\lVert k\rVert=1:\ e^{q\cdot k/\tau}=e^{1/\tau}\,e^{-\lVert q-k\rVert^2/(2\tau)}"
+    )
+    c1, c2, c3 = st.columns(3)
+    tau = float(
+        uc.select_slider("k2a.tau", key="k2a_tau", options=TAUS, value=0.5, help_key="k2a.tau_help", where=c1)
+    )
+    spread = float(
+        uc.slider(
+            "k2a.spread",
+            key="k2a_spread",
+            min_value=0.0,
+            max_value=1.5,
+            value=0.0,
+            step=0.1,
+            help_key="k2a.spread_help",
+            where=c2,
+        )
+    )
+    dim = int(uc.select_slider("k2a.dim", key="k2a_dim", options=DIMS, value=8, where=c3))
+    res = ua.k2a_dot_vs_gaussian(8, dim, tau, spread, seed)
+    labels = [str(i) for i in range(8)]
+    m = st.columns(3)
+    m[0].metric(t("k2a.metric_dot_diff"), f"{res['max_abs_diff']:.1e}")
+    m[1].metric(t("k2a.metric_key_norms"), f"{res['key_norms'].min():.2f} – {res['key_norms'].max():.2f}")
+    m[2].metric(t("k2a.metric_h"), f"{tau**0.5:.3g}")
+    show_figure(
+        fa.heatmap_row(
+            [
+                (t("k2a.panel_dot", tau=tau), res["dot"]),
+                (t("k2a.panel_gauss", h=f"{tau**0.5:.3g}"), res["gaussian"]),
+                (t("k2a.panel_diff"), res["diff"]),
+            ],
+            x_labels=labels,
+            y_labels=labels,
+            x_title=t("k2a.axis_key"),
+            y_title=t("k2a.axis_query"),
+            signed_last=True,
+        ),
+        key="k2a_fig_dot",
+        look_for_key="k2a.look_dot",
+    )
+    if spread == 0:
+        st.success(t("k2a.dot_equal", diff=f"{res['max_abs_diff']:.1e}"))
+    else:
+        st.warning(t("k2a.dot_unequal", diff=f"{res['max_abs_diff']:.2g}"))
+        show_figure(
+            fa.bar_figure(
+                labels,
+                {t("k2a.series_key_norm"): res["key_norms"], t("k2a.series_key_bias"): res["key_log_bias"]},
+                title=t("k2a.fig_key_norms"),
+                x_title=t("k2a.axis_key"),
+                y_title=t("k2a.axis_value"),
+            ),
+            key="k2a_fig_key_norms",
+            look_for_key="k2a.look_key_norms",
+        )
+
+
+def _learnable(n: int, seed: int) -> None:
+    st.header(t("k2a.learn_title"))
+    st.markdown(t("k2a.learn_body"))
+    st.latex(
+        r"\mathcal{L}(h)=\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j\neq i}w_{ij}(h)\,y_j\Big)^2"
+        r"\quad\text{vs}\quad\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j}w_{ij}(h)\,y_j\Big)^2"
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    dims = uc.radio("k2a.dims", key="k2a_dims", options=("1d", "2d"), option_prefix="k2a.dims_", where=c1)
+    steps = int(
+        uc.slider("k2a.steps", key="k2a_steps", min_value=50, max_value=1000, value=300, step=50, where=c2)
+    )
+    lr = float(
+        uc.select_slider("k2a.lr", key="k2a_lr", options=LRS, value=0.05, help_key="k2a.lr_help", where=c3)
+    )
+    h0 = float(uc.select_slider("k2a.h0", key="k2a_h0", options=INIT_H, value=1.0, where=c4))
+    n_learn = min(n, MAX_LEARN_N)
+    st.caption(t("k2a.learn_caption", n=n_learn, cap=MAX_LEARN_N))
+    names = {True: t("k2a.name_loo"), False: t("k2a.name_no_loo")}
+    if dims == "1d":
+        with st.spinner(t("k2a.training")):
+            res = ua.k2a_learn_1d(n_learn, seed, steps, lr, h0)
+        fits = res["fits"]
+        m = st.columns(3)
+        m[0].metric(t("k2a.metric_h_loo"), f"{fits[True]['h']:.4f}")
+        m[1].metric(t("k2a.metric_h_cv"), f"{res['h_cv']:.4f}", help=t("k2a.metric_h_cv_help"))
+        m[2].metric(t("k2a.metric_h_no_loo"), f"{fits[False]['h']:.2e}")
+        st.table(
+            {
+                t("k2a.col_objective"): [names[True], names[False]],
+                t("k2a.col_h"): [f"{fits[k]['h']:.4g}" for k in (True, False)],
+                t("k2a.col_train"): [f"{fits[k]['train_mse']:.3e}" for k in (True, False)],
+                t("k2a.col_test"): [f"{fits[k]['test_mse']:.4f}" for k in (True, False)],
+            },
+            hide_index=True,
+        )
+        c1, c2 = st.columns(2)
+        with c1:
+            show_figure(
+                fa.line_figure(
+                    list(range(1, steps + 1)),
+                    {names[k]: fits[k]["losses"] for k in (True, False)},
+                    title=t("k2a.fig_loss"),
+                    x_title=t("k2a.axis_step"),
+                    y_title=t("k2a.axis_loss"),
+                    log_y=True,
+                    markers=False,
+                ),
+                key="k2a_fig_loss",
+                look_for_key="k2a.look_loss",
+            )
+        with c2:
+            show_figure(
+                fa.line_figure(
+                    list(range(steps + 1)),
+                    {names[k]: fits[k]["bandwidths"] for k in (True, False)},
+                    title=t("k2a.fig_h_path"),
+                    x_title=t("k2a.axis_step"),
+                    y_title="h",
+                    log_y=True,
+                    markers=False,
+                    hlines={t("k2a.h_cv_line"): res["h_cv"]},
+                ),
+                key="k2a_fig_h_path",
+                look_for_key="k2a.look_h_path",
+            )
+        show_figure(
+            fa.fit_figure(
+                res["x"],
+                res["y"],
+                res["grid"],
+                {
+                    t("k2a.name_truth"): res["truth"],
+                    t("k2a.fit_with", h=f"{fits[True]['h']:.3g}"): fits[True]["curve"],
+                    t("k2a.fit_without", h=f"{fits[False]['h']:.1e}"): fits[False]["curve"],
+                },
+                title=t("k2a.fig_learned_fit"),
+                x_title="x",
+                y_title="y",
+                samples_name=t("k2a.name_samples"),
+            ),
+            key="k2a_fig_learned_fit",
+            look_for_key="k2a.look_learned_fit",
+        )
+        st.markdown(
+            t(
+                "k2a.pitfall_1d",
+                h_no=f"{fits[False]['h']:.1e}",
+                train_no=f"{fits[False]['train_mse']:.1e}",
+                test_no=f"{fits[False]['test_mse']:.4f}",
+                h_loo=f"{fits[True]['h']:.3f}",
+                h_cv=f"{res['h_cv']:.3f}",
+                test_loo=f"{fits[True]['test_mse']:.4f}",
+            )
+        )
+    else:
+        with st.spinner(t("k2a.training")):
+            res = ua.k2a_learn_2d(n_learn, seed, steps, lr, h0)
+        fits = res["fits"]
+        st.markdown(t("k2a.learn_2d_body"))
+        st.table(
+            {
+                t("k2a.col_objective"): [names[True], names[False]],
+                t("k2a.col_ls1"): [f"{fits[k]['length_scales'][0]:.3g}" for k in (True, False)],
+                t("k2a.col_ls2"): [f"{fits[k]['length_scales'][1]:.3g}" for k in (True, False)],
+                t("k2a.col_train"): [f"{fits[k]['train_mse']:.3e}" for k in (True, False)],
+                t("k2a.col_test"): [f"{fits[k]['test_mse']:.4f}" for k in (True, False)],
+            },
+            hide_index=True,
+        )
+        c1, c2 = st.columns(2)
+        with c1:
+            show_figure(
+                fa.line_figure(
+                    list(range(1, steps + 1)),
+                    {names[k]: fits[k]["losses"] for k in (True, False)},
+                    title=t("k2a.fig_loss"),
+                    x_title=t("k2a.axis_step"),
+                    y_title=t("k2a.axis_loss"),
+                    log_y=True,
+                    markers=False,
+                ),
+                key="k2a_fig_loss_2d",
+                look_for_key="k2a.look_loss",
+            )
+        with c2:
+            series = {}
+            for k in (True, False):
+                series[t("k2a.series_ls1", name=names[k])] = fits[k]["path"][:, 0]
+                series[t("k2a.series_ls2", name=names[k])] = fits[k]["path"][:, 1]
+            show_figure(
+                fa.line_figure(
+                    list(range(steps + 1)),
+                    series,
+                    title=t("k2a.fig_ls_path"),
+                    x_title=t("k2a.axis_step"),
+                    y_title=t("k2a.axis_length_scale"),
+                    log_y=True,
+                    markers=False,
+                    dashed=[t("k2a.series_ls2", name=names[k]) for k in (True, False)],
+                ),
+                key="k2a_fig_ls_path",
+                look_for_key="k2a.look_ls_path",
+            )
+        st.markdown(
+            t(
+                "k2a.pitfall_2d",
+                ls1=f"{fits[True]['length_scales'][0]:.3f}",
+                ls2=f"{fits[True]['length_scales'][1]:.3g}",
+                ls1_no=f"{fits[False]['length_scales'][0]:.2e}",
+                ls2_no=f"{fits[False]['length_scales'][1]:.2e}",
+                test_loo=f"{fits[True]['test_mse']:.4f}",
+                test_no=f"{fits[False]['test_mse']:.4f}",
+            )
+        )
+
+
+def render() -> None:
+    page_header("k2a.title", "k2a.intro")
+    _mapping()
+    n, seed = _three_figures()
+    _dot_vs_distance(seed)
+    _learnable(n, seed)
+
+
+render()

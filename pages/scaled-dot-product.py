@@ -352,7 +352,7 @@ def _nan_section(inp: ua.SdpInputs, mask, steps: dict, scale: float) -> None:
     st.header(t("sdp.nan_title"))
     st.markdown(t("sdp.nan_body"))
     st.latex(
-        r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad"
+        r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad "
         r"z\equiv-\infty\ \Rightarrow\ z_j-\max_k z_k=-\infty-(-\infty)=\text{NaN}"
     )
     _, w_naive = ua.sdp_naive(inp, mask, scale)
