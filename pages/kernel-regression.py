@@ -1,8 +1,363 @@
-"""Placeholder: this page is being written (see the issue tracker)."""
+"""Kernel regression: Nadaraya-Watson on 1-D data, its weights as an attention map, and the bandwidth.
 
+Thin page: read controls -> cached core calls (``ui.kernel_regression``) -> figures -> render.
+"""
+
+from __future__ import annotations
+
+import numpy as np
 import streamlit as st
 
-from ui.layout import page_header
+import ui.kernel_regression as kr
+from core.csv_data import CsvError
+from core.data import TARGETS, X_HIGH, X_LOW
+from core.kernels import FORMULAS, KERNELS
+from figures import kernel_regression as figs
+from ui import controls
+from ui.i18n import t
+from ui.layout import page_header, show_figure
 
-page_header("nav.kernel_regression")
-st.info("🚧")
+MAPPING_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
+
+
+def _set_bandwidth(key: str, value: float) -> None:
+    """on_click of the h* button: runs before the rerun, so the slider shows the new value."""
+    st.session_state[key] = value
+
+
+def _request_timing() -> None:
+    """on_click of the timing button: a flag read (and cleared) by the run it triggers."""
+    st.session_state["kr_timing_requested"] = True
+
+
+def data_controls() -> kr.PageData:
+    """Sidebar: the built-in data's controls and the CSV upload. Returns the data to fit."""
+    sb = st.sidebar
+    sb.subheader(t("kr.data_header"))
+    target = controls.selectbox(
+        "kr.target",
+        key="kr_target",
+        options=list(TARGETS),
+        option_prefix="kr.target_",
+        help_key="kr.target_help",
+        where=sb,
+    )
+    n = controls.slider(
+        "kr.n",
+        key="kr_n",
+        min_value=20,
+        max_value=kr.MAX_N,
+        value=200,
+        step=10,
+        help_key="kr.n_help",
+        where=sb,
+    )
+    noise = controls.slider(
+        "kr.noise",
+        key="kr_noise",
+        min_value=0.0,
+        max_value=1.0,
+        value=0.1,
+        step=0.01,
+        help_key="kr.noise_help",
+        where=sb,
+    )
+    seed = controls.seed("kr_seed", where=sb)
+    builtin = kr.synthetic(int(n), float(noise), int(seed), str(target))
+
+    sb.subheader(t("kr.upload_header"))
+    upload = sb.file_uploader(t("kr.upload"), key="kr_upload", help=t("kr.upload_help", max=kr.MAX_N))
+    if upload is None:
+        return builtin
+    try:
+        data = kr.uploaded(upload.getvalue(), kr.MAX_N)
+    except CsvError as err:
+        kr.show_csv_error(err, where=sb)
+        st.warning(t("kr.using_builtin_after_error", name=upload.name), icon=":material/warning:")
+        return builtin
+    st.info(t("kr.using_upload", name=upload.name, n=data.x.size), icon=":material/upload_file:")
+    return data
+
+
+def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float]]:
+    """Kernel, bandwidth and query point, above the figures they drive.
+
+    Uploaded data get their own bandwidth and x* controls, scaled to the data's x range.
+    """
+    h_key = "kr_h_csv" if data.uploaded else "kr_h"
+    xq_key = "kr_xq_csv" if data.uploaded else "kr_xq"
+    grid = kr.bandwidth_grid(data.scale)
+    c1, c2, c3 = st.columns([1, 2, 2])
+    kernel = controls.selectbox(
+        "kr.kernel",
+        key="kr_kernel",
+        options=list(KERNELS),
+        option_prefix="kr.kernel_",
+        help_key="kr.kernel_help",
+        where=c1,
+    )
+    h = controls.select_slider(
+        "kr.bandwidth",
+        key=h_key,
+        options=grid,
+        value=kr.snap(kr.POST_H * data.scale, grid),
+        help_key="kr.bandwidth_help",
+        format_func=kr.fmt_h,
+        where=c2,
+    )
+    if data.uploaded:
+        lo, hi = float(data.x[0]), float(data.x[-1])
+        step = float(f"{(hi - lo) / 200:.2g}")
+        xq = controls.slider(
+            "kr.query",
+            key=xq_key,
+            min_value=lo,
+            max_value=hi,
+            value=lo + (hi - lo) * 0.6,
+            step=step,
+            help_key="kr.query_help",
+            where=c3,
+        )
+    else:
+        xq = controls.slider(
+            "kr.query",
+            key=xq_key,
+            min_value=X_LOW,
+            max_value=X_HIGH,
+            value=0.5,
+            step=0.05,
+            help_key="kr.query_help",
+            where=c3,
+        )
+    return str(kernel), float(h), float(xq), h_key, grid
+
+
+def formula_and_mapping(kernel: str) -> None:
+    st.subheader(t("kr.formula_header"))
+    st.latex(
+        r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
+        r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
+    )
+    st.latex(FORMULAS[kernel])
+    st.markdown(t("kr.formula_body"))
+    st.latex(r"w_i(x) = \mathrm{softmax}_i\!\left(-\frac{(x - x_i)^2}{2h^2}\right)")
+    with st.expander(t("kr.mapping_header"), expanded=True):
+        st.table(
+            {
+                t("kr.mapping_col_nw"): [t(f"kr.mapping_{r}_nw") for r in MAPPING_ROWS],
+                t("kr.mapping_col_attention"): [t(f"kr.mapping_{r}_attention") for r in MAPPING_ROWS],
+                t("kr.mapping_col_role"): [t(f"kr.mapping_{r}_role") for r in MAPPING_ROWS],
+            },
+            hide_index=True,
+        )
+
+
+def post_claims_section() -> None:
+    """The post's claims, measured on its own data."""
+    st.subheader(t("kr.claims_header"))
+    with st.spinner(t("kr.computing")):
+        claims = kr.post_claims()
+    h_g, cv_g = claims["kernels"]["gaussian"]
+    agrees = kr.in_post_range(h_g)
+    verdict = t("kr.claim_agrees" if agrees else "kr.claim_disagrees")
+    st.markdown(t("kr.claim_hstar", h=f"{h_g:.3f}", cv=f"{cv_g:.5f}", verdict=verdict))
+    excess = ", ".join(
+        t("kr.claim_excess_item", h=f"{h:g}", cv=f"{cv:.5f}", pct=f"{100 * (cv / cv_g - 1):.0f}")
+        for h, cv in claims["claim_cv"]
+    )
+    st.markdown(t("kr.claim_excess", items=excess))
+    st.table(
+        {
+            t("kr.claims_col_kernel"): [t(f"kr.kernel_{k}") for k in claims["kernels"]],
+            t("kr.claims_col_hstar"): [f"{v[0]:.3f}" for v in claims["kernels"].values()],
+            t("kr.claims_col_cv"): [f"{v[1]:.5f}" for v in claims["kernels"].values()],
+            t("kr.claims_col_in_range"): [
+                t("common.yes") if kr.in_post_range(v[0]) else t("common.no")
+                for v in claims["kernels"].values()
+            ],
+        },
+        hide_index=True,
+    )
+    st.markdown(t("kr.claim_kernels_note"))
+    tp = claims["at_post_h"]
+    st.markdown(
+        t(
+            "kr.claim_jagged",
+            h=kr.POST_H,
+            uniform=tp["uniform"],
+            gaussian=tp["gaussian"],
+            truth=claims["truth_tp"],
+        )
+    )
+    sweep = ", ".join(
+        t("kr.claim_sweep_item", h=f"{h:g}", tp=tp_h, cv=f"{cv:.4f}") for h, tp_h, cv in claims["sweep"]
+    )
+    st.markdown(t("kr.claim_sweep", items=sweep))
+
+
+def loop_vs_matrix(data: kr.PageData, h: float) -> None:
+    st.subheader(t("kr.timing_header"))
+    st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
+    st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
+    if st.session_state.pop("kr_timing_requested", False):
+        with st.spinner(t("kr.computing")):
+            r = kr.time_loop_vs_matrix(data.x, data.y, data.grid, h)
+        c1, c2, c3 = st.columns(3)
+        c1.metric(t("kr.timing_loop"), f"{r['loop_s'] * 1e3:.2f} ms")
+        c2.metric(t("kr.timing_vector"), f"{r['vector_s'] * 1e3:.2f} ms")
+        c3.metric(t("kr.timing_speedup"), f"{r['speedup']:.0f}×")
+        st.markdown(
+            t(
+                "kr.timing_result",
+                diff=f"{r['max_diff']:.1e}",
+                loop_nan=r["loop_nan"],
+                vector_nan=r["vector_nan"],
+                points=r["points"],
+            )
+        )
+
+
+def render() -> None:
+    page_header("kr.title", "kr.intro")
+    data = data_controls()
+    kernel, h, xq, h_key, h_grid = main_controls(data)
+    kernel_name = t(f"kr.kernel_{kernel}")
+
+    # 1. the fit
+    fit = kr.fit(data.x, data.y, data.grid, kernel, h)
+    fig = figs.fit_figure(
+        data.x,
+        data.y,
+        data.grid,
+        fit,
+        truth=data.truth,
+        x_query=xq,
+        title=t("kr.fig_fit_title", kernel=kernel_name, h=kr.fmt_h(h)),
+        x_title="x",
+        y_title="y",
+        data_name=t("kr.legend_data"),
+        truth_name=t("kr.legend_truth"),
+        fit_name=t("kr.legend_fit"),
+        undefined_name=t("kr.legend_undefined"),
+        query_name="x*",
+    )
+    show_figure(fig, key="kr_fig_fit", look_for_key="kr.look_fit")
+    missing, total = kr.undefined_fraction(fit)
+    if missing:
+        st.warning(
+            t("kr.undefined_warning", missing=missing, total=total, kernel=kernel_name, h=kr.fmt_h(h)),
+            icon=":material/block:",
+        )
+    st.caption(t("kr.turning_points", tp=kr.turning_points(fit)))
+
+    # 2. one query's weights: a row of the attention map
+    row = kr.weights(data.x, np.array([xq]), kernel, h)[0]
+    y_hat = float(kr.fit(data.x, data.y, np.array([xq]), kernel, h)[0])
+    fig = figs.attention_row_figure(
+        data.x,
+        data.y,
+        row,
+        x_query=xq,
+        y_hat=y_hat,
+        title=t("kr.fig_row_title", xq=f"{xq:.3g}"),
+        x_title="x",
+        y_title="y",
+        weight_title=t("kr.axis_weight"),
+        data_name=t("kr.legend_data"),
+        estimate_name=t("kr.legend_estimate"),
+        weight_name=t("kr.axis_weight"),
+    )
+    show_figure(fig, key="kr_fig_row", look_for_key="kr.look_row")
+    if np.isnan(y_hat):
+        st.warning(t("kr.row_undefined", xq=f"{xq:.3g}"), icon=":material/block:")
+    else:
+        active = int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
+        st.caption(t("kr.row_summary", y_hat=f"{y_hat:.4f}", active=active, n=data.x.size))
+
+    formula_and_mapping(kernel)
+
+    # 3. the weight matrix
+    queries = kr.heatmap_queries(data.grid)
+    fig = figs.weight_matrix_figure(
+        kr.weights(data.x, queries, kernel, h),
+        data.x,
+        queries,
+        title=t("kr.fig_matrix_title", kernel=kernel_name, h=kr.fmt_h(h)),
+        x_title=t("kr.axis_sample"),
+        y_title=t("kr.axis_query"),
+    )
+    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix")
+
+    # 4. kernel shapes
+    u = np.linspace(-3, 3, 601)
+    fig = figs.kernel_shapes_figure(
+        u,
+        kr.kernel_shapes(u),
+        names={k: t(f"kr.kernel_{k}") for k in KERNELS},
+        selected=kernel,
+        title=t("kr.fig_kernels_title"),
+        x_title=t("kr.axis_u"),
+        y_title="K(u)",
+    )
+    show_figure(fig, key="kr_fig_kernels", look_for_key="kr.look_kernels")
+
+    # 5. leave-one-out CV and h*
+    st.subheader(t("kr.cv_header"))
+    with st.spinner(t("kr.computing")):
+        cv = kr.cv_curve(data.x, data.y, kernel, tuple(h_grid))
+        h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
+    fig = figs.cv_figure(
+        np.asarray(h_grid),
+        cv,
+        h_star=h_star,
+        cv_star=cv_star,
+        h_current=h,
+        title=t("kr.fig_cv_title", kernel=kernel_name),
+        x_title=t("kr.axis_h"),
+        y_title=t("kr.axis_cv"),
+        curve_name=t("kr.legend_cv"),
+        star_name=t("kr.legend_hstar", h=f"{h_star:.3g}"),
+        current_name=t("kr.legend_current_h"),
+        claim=None if data.uploaded or kernel != "gaussian" else kr.POST_CLAIM,
+        claim_name=t("kr.legend_claim"),
+    )
+    show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv")
+    snapped = kr.snap(h_star, h_grid)
+    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
+    st.button(
+        t("kr.set_hstar", h=kr.fmt_h(snapped)),
+        key="kr_use_hstar",
+        icon=":material/my_location:",
+        on_click=_set_bandwidth,
+        args=(h_key, snapped),
+        disabled=snapped == h,
+    )
+
+    # 6. bandwidth sweep
+    sweep_h = [kr.snap(s * data.scale, h_grid) for s in kr.SWEEP]
+    fits = [kr.fit(data.x, data.y, data.grid, kernel, s) for s in sweep_h]
+    subtitles = [
+        t("kr.sweep_subtitle", h=kr.fmt_h(s), tp=kr.turning_points(f))
+        for s, f in zip(sweep_h, fits, strict=True)
+    ]
+    fig = figs.sweep_figure(
+        data.x,
+        data.y,
+        data.grid,
+        fits,
+        subtitles=subtitles,
+        truth=data.truth,
+        title=t("kr.fig_sweep_title", kernel=kernel_name),
+        x_title="x",
+        y_title="y",
+        data_name=t("kr.legend_data"),
+        truth_name=t("kr.legend_truth"),
+        fit_name=t("kr.legend_fit"),
+    )
+    show_figure(fig, key="kr_fig_sweep", look_for_key="kr.look_sweep")
+
+    post_claims_section()
+    loop_vs_matrix(data, h)
+
+
+render()

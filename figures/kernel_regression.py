@@ -1,0 +1,415 @@
+"""Figures of the Kernel Regression page: fit, one query's weights, the weight matrix, kernel shapes,
+the leave-one-out CV curve and the bandwidth sweep.
+
+Pure Plotly builders: arrays and translated strings in, ``go.Figure`` out; no Streamlit, no math
+(a figure that needs a number receives it). NaN in a fit is drawn as a gap, never bridged. The weight
+matrix has rows = query points (y, top first) and columns = samples (x), like every attention map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from figures.common import PALETTE, WEIGHT_COLORSCALE, base_layout, heatmap
+
+DATA_COLOR = "#7f7f7f"
+TRUTH_COLOR = PALETTE[2]
+FIT_COLOR = PALETTE[1]
+QUERY_COLOR = PALETTE[0]
+
+
+def _data_trace(x: np.ndarray, y: np.ndarray, name: str, show_legend: bool = True) -> go.Scatter:
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="markers",
+        name=name,
+        showlegend=show_legend,
+        marker={"size": 6, "color": DATA_COLOR, "opacity": 0.5},
+    )
+
+
+def fit_figure(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: np.ndarray,
+    fit: np.ndarray,
+    *,
+    truth: np.ndarray | None,
+    x_query: float | None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    data_name: str,
+    truth_name: str,
+    fit_name: str,
+    undefined_name: str,
+    query_name: str,
+    height: int = 460,
+) -> go.Figure:
+    """Samples, the true curve and the NW fit; grid points where the fit is NaN are marked with ×.
+
+    Args:
+        x, y: (N,) samples.
+        grid: (Q,) where the fit (and truth) are evaluated.
+        fit: (Q,) NW fit, NaN where undefined (drawn as gaps).
+        truth: (Q,) the noiseless curve, or None (uploaded data).
+        x_query: x* marked by a vertical line, or None.
+    """
+    fig = go.Figure()
+    fig.add_trace(_data_trace(x, y, data_name))
+    if truth is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=truth,
+                mode="lines",
+                name=truth_name,
+                line={"color": TRUTH_COLOR, "width": 2, "dash": "dash"},
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=fit,
+            mode="lines",
+            name=fit_name,
+            connectgaps=False,
+            line={"color": FIT_COLOR, "width": 3},
+        )
+    )
+    undefined = np.isnan(np.asarray(fit, dtype=float))
+    if undefined.any():
+        y_low = float(np.min(y))
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(grid)[undefined],
+                y=np.full(int(undefined.sum()), y_low),
+                mode="markers",
+                name=undefined_name,
+                marker={"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": "#d62728"}},
+            )
+        )
+    if x_query is not None:
+        fig.add_vline(
+            x=x_query,
+            line={"color": QUERY_COLOR, "width": 2, "dash": "dot"},
+            annotation_text=query_name,
+            annotation_position="top",
+        )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title)
+    return base_layout(fig, title=title, height=height)
+
+
+def attention_row_figure(
+    x: np.ndarray,
+    y: np.ndarray,
+    row: np.ndarray,
+    *,
+    x_query: float,
+    y_hat: float,
+    title: str,
+    x_title: str,
+    y_title: str,
+    weight_title: str,
+    data_name: str,
+    estimate_name: str,
+    weight_name: str,
+    height: int = 560,
+) -> go.Figure:
+    """The weights every sample gets for the query x* (one row of the weight matrix), under the data.
+
+    Top: samples coloured by their weight and the estimate f̂(x*) at x*. Bottom: the weights as
+    stems, on the same x axis.
+
+    Args:
+        x, y: (N,) samples.
+        row: (N,) weights for x* (sums to 1, or all NaN when undefined).
+        y_hat: f̂(x*) (NaN when undefined: then no estimate is drawn).
+    """
+    row = np.asarray(row, dtype=float)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.06)
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="markers",
+            name=data_name,
+            showlegend=False,
+            marker={
+                "size": 8,
+                "color": np.nan_to_num(row),
+                "colorscale": WEIGHT_COLORSCALE,
+                "line": {"width": 0.5, "color": DATA_COLOR},
+                "showscale": False,
+            },
+            hovertemplate="x=%{x:.3f}<br>y=%{y:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    if np.isfinite(y_hat):
+        fig.add_trace(
+            go.Scatter(
+                x=[x_query],
+                y=[y_hat],
+                mode="markers",
+                name=estimate_name,
+                marker={
+                    "size": 16,
+                    "symbol": "star",
+                    "color": FIT_COLOR,
+                    "line": {"width": 1, "color": "black"},
+                },
+            ),
+            row=1,
+            col=1,
+        )
+    # stems: one vertical segment per sample, as a single trace with None separators
+    sx = np.repeat(np.asarray(x, dtype=float), 3)
+    sy = np.column_stack([np.zeros_like(row), row, np.full_like(row, np.nan)]).ravel()
+    sx[2::3] = np.nan
+    fig.add_trace(
+        go.Scatter(
+            x=sx,
+            y=sy,
+            mode="lines",
+            name=weight_name,
+            showlegend=False,
+            line={"color": QUERY_COLOR, "width": 2},
+            hoverinfo="skip",
+        ),
+        row=2,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=row,
+            mode="markers",
+            name=weight_name,
+            showlegend=False,
+            marker={"size": 5, "color": QUERY_COLOR},
+            hovertemplate="x=%{x:.3f}<br>w=%{y:.4f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
+    for r in (1, 2):
+        fig.add_vline(x=x_query, line={"color": QUERY_COLOR, "width": 2, "dash": "dot"}, row=r, col=1)
+    fig.update_yaxes(title=y_title, row=1, col=1)
+    fig.update_yaxes(title=weight_title, rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title=x_title, row=2, col=1)
+    base_layout(fig, title=title, height=height)
+    fig.update_layout(margin={"t": 100})  # room for the title above the legend
+    return fig
+
+
+def weight_matrix_figure(
+    w: np.ndarray,
+    x_train: np.ndarray,
+    x_queries: np.ndarray,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 520,
+) -> go.Figure:
+    """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples.
+
+    Columns sit at the samples' x (sorted), rows at the queries' x, top row = smallest query; NaN
+    rows (undefined queries) are blank.
+    """
+    fig = heatmap(
+        w,
+        x=np.round(np.asarray(x_train, dtype=float), 4),
+        y=np.round(np.asarray(x_queries, dtype=float), 4),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=WEIGHT_COLORSCALE,
+        zmin=0.0,
+        height=height,
+        hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
+    )
+    return fig
+
+
+def kernel_shapes_figure(
+    u: np.ndarray,
+    shapes: Mapping[str, np.ndarray],
+    *,
+    names: Mapping[str, str],
+    selected: str,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 420,
+) -> go.Figure:
+    """Every kernel K(u) on one plot; the selected one drawn thick, the others thin.
+
+    Args:
+        u: (M,) scaled distances.
+        shapes: {kernel id: (M,) K(u)}.
+        names: {kernel id: display name}.
+    """
+    fig = go.Figure()
+    for i, (kid, k) in enumerate(shapes.items()):
+        chosen = kid == selected
+        fig.add_trace(
+            go.Scatter(
+                x=u,
+                y=k,
+                mode="lines",
+                name=names[kid],
+                line={"color": PALETTE[i % len(PALETTE)], "width": 5 if chosen else 2},
+                opacity=1.0 if chosen else 0.6,
+            )
+        )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    return base_layout(fig, title=title, height=height)
+
+
+def cv_figure(
+    hs: np.ndarray,
+    cv: np.ndarray,
+    *,
+    h_star: float,
+    cv_star: float,
+    h_current: float,
+    title: str,
+    x_title: str,
+    y_title: str,
+    curve_name: str,
+    star_name: str,
+    current_name: str,
+    claim: tuple[float, float] | None = None,
+    claim_name: str = "",
+    height: int = 440,
+) -> go.Figure:
+    """Leave-one-out CV error against h on a log axis, with h* and the current h marked.
+
+    Args:
+        hs: (M,) bandwidths; cv: (M,) CV errors (NaN where undefined: gaps).
+        claim: an optional (low, high) range of h to shade (the post's claim).
+    """
+    fig = go.Figure()
+    if claim is not None:
+        fig.add_vrect(x0=claim[0], x1=claim[1], fillcolor=PALETTE[4], opacity=0.2, line_width=0)
+        # on a log axis annotations take log10(x)
+        fig.add_annotation(
+            x=float(np.log10(claim[0])),
+            y=1.0,
+            xref="x",
+            yref="paper",
+            text=claim_name,
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"size": 14},
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=hs,
+            y=cv,
+            mode="lines+markers",
+            name=curve_name,
+            connectgaps=False,
+            line={"color": QUERY_COLOR, "width": 3},
+            marker={"size": 5},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[h_star],
+            y=[cv_star],
+            mode="markers",
+            name=star_name,
+            marker={"size": 16, "symbol": "star", "color": FIT_COLOR, "line": {"width": 1, "color": "black"}},
+        )
+    )
+    fig.add_vline(x=h_current, line={"color": DATA_COLOR, "width": 2, "dash": "dot"})
+    fig.add_trace(
+        go.Scatter(
+            x=[h_current],
+            y=[None],
+            mode="lines",
+            name=current_name,
+            line={"color": DATA_COLOR, "width": 2, "dash": "dot"},
+        )
+    )
+    fig.update_xaxes(title=x_title, type="log")
+    fig.update_yaxes(title=y_title, type="log")
+    return base_layout(fig, title=title, height=height)
+
+
+def sweep_figure(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: np.ndarray,
+    fits: Sequence[np.ndarray],
+    *,
+    subtitles: Sequence[str],
+    truth: np.ndarray | None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    data_name: str,
+    truth_name: str,
+    fit_name: str,
+    height: int = 400,
+) -> go.Figure:
+    """Small multiples: the same data fitted with several bandwidths, side by side.
+
+    Args:
+        fits: one (Q,) fit per panel (NaN gaps allowed); subtitles: one title per panel.
+    """
+    k = len(fits)
+    fig = make_subplots(
+        rows=1, cols=k, shared_yaxes=True, subplot_titles=list(subtitles), horizontal_spacing=0.03
+    )
+    for i, f in enumerate(fits, start=1):
+        first = i == 1
+        fig.add_trace(_data_trace(x, y, data_name, show_legend=first), row=1, col=i)
+        if truth is not None:
+            fig.add_trace(
+                go.Scatter(
+                    x=grid,
+                    y=truth,
+                    mode="lines",
+                    name=truth_name,
+                    showlegend=first,
+                    line={"color": TRUTH_COLOR, "width": 2, "dash": "dash"},
+                ),
+                row=1,
+                col=i,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=f,
+                mode="lines",
+                name=fit_name,
+                showlegend=first,
+                connectgaps=False,
+                line={"color": FIT_COLOR, "width": 3},
+            ),
+            row=1,
+            col=i,
+        )
+        fig.update_xaxes(title=x_title, row=1, col=i)
+    fig.update_yaxes(title=y_title, row=1, col=1)
+    base_layout(fig, title=title, height=height)
+    # legend under the panels, so that it never covers the panel titles
+    fig.update_layout(
+        margin={"t": 90, "b": 110},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
+    )
+    fig.update_annotations(font_size=15)
+    return fig
