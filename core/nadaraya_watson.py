@@ -262,18 +262,21 @@ class _LooCV:
         self.cache = n * n <= LOO_BLOCK
         self.blocks: dict[int, np.ndarray] = {}
 
-    def _block(self, start: int, stop: int) -> np.ndarray:
-        """(c, N) squared distances shifted per row (Gaussian) or signed distances (compact)."""
-        if start in self.blocks:
-            return self.blocks[start]
+    def _block(self, start: int, stop: int, lo: int, hi: int) -> np.ndarray:
+        """(c, w) squared distances shifted per row (Gaussian) or signed distances (compact) between
+        rows start:stop and columns lo:hi. Cached whole (c, N) when N² is small, else built per call."""
+        if self.cache and start in self.blocks:
+            return self.blocks[start][:, lo:hi]
+        c_lo, c_hi = (0, self.n) if self.cache else (lo, hi)
         r = np.arange(stop - start)
-        d = self.x[start:stop, None] - self.x[None, :]  # (c, 1) - (1, N) -> (c, N)
+        d = self.x[start:stop, None] - self.x[None, c_lo:c_hi]  # (c, 1) - (1, w) -> (c, w)
         if self.kernel == "gaussian":
             d *= d
-            d[r, start + r] = np.inf  # leave sample i out: its weight will be exp(-inf) = 0
+            d[r, start + r - c_lo] = np.inf  # leave sample i out: its weight will be exp(-inf) = 0
             d -= (self.nearest[start:stop] ** 2)[:, None]  # the nearest other sample gets exponent 0
         if self.cache:
             self.blocks[start] = d
+            return d[:, lo:hi]
         return d
 
     def __call__(self, h: float) -> float:
@@ -290,7 +293,7 @@ class _LooCV:
             radius = radius * (1.0 + 1e-9)
             lo = int(np.searchsorted(x, x[start] - radius, side="left"))
             hi = int(np.searchsorted(x, x[stop - 1] + radius, side="right"))
-            blk = self._block(start, stop)[:, lo:hi]  # (c, w) view
+            blk = self._block(start, stop, lo, hi)  # (c, w)
             if self.kernel == "gaussian":
                 k = np.multiply(blk, -0.5 / (h * h))
                 np.exp(k, out=k)  # (c, w); the own sample has exponent -inf -> weight 0
