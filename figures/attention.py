@@ -210,11 +210,20 @@ def line_figure(
             annotation_font_size=14,
         )
     if vline is not None:
-        # shapes on a log axis are placed in log10 units
-        x_line = float(np.log10(vline)) if log_x else vline
-        fig.add_vline(x=x_line, line={"color": "#555", "dash": "dot"}, annotation_text=vline_text)
+        # a shape takes data coordinates; an annotation on a log axis takes log10 units
+        fig.add_vline(x=vline, line={"color": "#555", "dash": "dot"})
+        fig.add_annotation(
+            x=float(np.log10(vline)) if log_x else vline,
+            y=1.0,
+            yref="paper",
+            text=vline_text,
+            showarrow=False,
+            xanchor="left",
+            yanchor="bottom",
+            font={"size": 13, "color": "#555"},
+        )
     fig.update_xaxes(title=x_title, type="log" if log_x else None)
-    fig.update_yaxes(title=y_title, type="log" if log_y else None)
+    fig.update_yaxes(title=y_title, type="log" if log_y else None, exponentformat="power" if log_y else None)
     return _legend_below(base_layout(fig, title=title, height=height))
 
 
@@ -272,9 +281,18 @@ def weight_distribution(
     name_query: str,
     height: int = 400,
 ) -> go.Figure:
-    """The post's first figure: one query's weights over the samples x_i (NW bars, attention dots)."""
+    """The post's first figure: one query's weights over the samples x_i (NW filled curve, attention dots)."""
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=x_train, y=weights_nw, name=name_nw, marker_color=PALETTE[0], opacity=0.6))
+    fig.add_trace(
+        go.Scatter(
+            x=x_train,
+            y=weights_nw,
+            name=name_nw,
+            mode="lines",
+            fill="tozeroy",
+            line={"color": PALETTE[0], "width": 2},
+        )
+    )
     fig.add_trace(
         go.Scatter(
             x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
@@ -283,8 +301,7 @@ def weight_distribution(
     fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=name_query)
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
-    fig.update_layout(bargap=0.0)
-    return base_layout(fig, title=title, height=height)
+    return _legend_below(base_layout(fig, title=title, height=height))
 
 
 def nw_matrix(
@@ -387,7 +404,7 @@ def fit_figure(
         )
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title)
-    return base_layout(fig, title=title, height=height)
+    return _legend_below(base_layout(fig, title=title, height=height))
 
 
 def normaliser_rows(
@@ -461,4 +478,4 @@ def bar_figure(
     fig.update_xaxes(title=x_title, type="category")
     fig.update_yaxes(title=y_title)
     fig.update_layout(barmode="group")
-    return base_layout(fig, title=title, height=height)
+    return _legend_below(base_layout(fig, title=title, height=height))

@@ -425,6 +425,14 @@ def _sparse_section(inp: ua.SdpInputs, mask, scale: float) -> None:
     cols = st.columns(len(res))
     for col, (name, r) in zip(cols, res.items(), strict=True):
         col.metric(t("sdp.metric_zeros", name=names[name]), f"{r['zeros']} / {r['allowed']}")
+    st.caption(
+        t(
+            "sdp.zeros_caption",
+            soft=res["softmax"]["underflow"],
+            sparse=res["sparsemax"]["underflow"],
+            ent=res["entmax15"]["underflow"],
+        )
+    )
     show_figure(
         fa.heatmap_row(
             [(names[n], r["weights"]) for n, r in res.items()],
@@ -452,6 +460,15 @@ def _sparse_section(inp: ua.SdpInputs, mask, scale: float) -> None:
     for col, name in zip(m, ("softmax", "sparsemax", "entmax15"), strict=False):
         col.metric(t("sdp.metric_nonzero", name=names[name]), f"{nw['nonzero'][name]} / {len(nw['x'])}")
     m[3].metric(t("sdp.metric_radius"), f"{nw['radius']:.3f}")
+    n_samples = len(nw["x"])
+    st.caption(
+        t(
+            "sdp.nw_zeros_caption",
+            soft_zero=n_samples - nw["nonzero"]["softmax"],
+            soft_uf=nw["underflow"]["softmax"],
+            sparse_struct=n_samples - nw["nonzero"]["sparsemax"] - nw["underflow"]["sparsemax"],
+        )
+    )
     show_figure(
         fa.normaliser_rows(
             nw["x"],

@@ -241,12 +241,26 @@ def torch_version() -> str:
     return torch.__version__
 
 
+#: A weight whose score is this far below its row's best is exp-underflow territory in float64
+#: (exp(-745) is the smallest subnormal): a zero there is rounding, not structure.
+UNDERFLOW_GAP = 700.0
+
+
+def _underflow_zeros(weights: np.ndarray, scores: np.ndarray, allowed: np.ndarray) -> int:
+    """Exact zeros among allowed entries whose score is > UNDERFLOW_GAP below the row's best."""
+    z = np.where(allowed, scores, -np.inf)
+    best = z.max(-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        gap = z - np.where(np.isfinite(best), best, 0.0)
+    return int(((weights == 0) & allowed & (gap < -UNDERFLOW_GAP)).sum())
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def normalizer_weights(inp: SdpInputs, mask: np.ndarray | None, scale: float) -> dict[str, dict]:
     """Weights of softmax, sparsemax and entmax-1.5 on the page's scaled scores, with zero counts.
 
-    ``zeros``: exact zeros among allowed (query, key) pairs; ``underflow``: of those, how many
-    have a score more than 700 below their row's max (an exp underflow, not a structural zero).
+    ``zeros``: exact zeros among allowed (query, key) pairs; ``underflow``: how many of those
+    have a score more than UNDERFLOW_GAP below their row's best (exp underflow, not structure).
     """
     out: dict[str, dict] = {}
     q, k, v = _tensors(inp)
@@ -255,7 +269,12 @@ def normalizer_weights(inp: SdpInputs, mask: np.ndarray | None, scale: float) ->
     for name in attn.NORMALIZERS:
         s = attn.attention_steps(q, k, v, mask=m, scale=scale, normalizer=name)
         w = s.weights.numpy()
-        out[name] = {"weights": w, "zeros": int(((w == 0) & allowed).sum()), "allowed": int(allowed.sum())}
+        out[name] = {
+            "weights": w,
+            "zeros": int(((w == 0) & allowed).sum()),
+            "underflow": _underflow_zeros(w, s.scaled.numpy(), allowed),
+            "allowed": int(allowed.sum()),
+        }
     return out
 
 
@@ -276,10 +295,13 @@ def nw_normalizers(bandwidth: float, x0: float) -> dict[str, Any]:
     rows = {name: bridge.nw_attention_weights(data.x, xq, bandwidth, name)[0] for name in attn.NORMALIZERS}
     r = float(bridge.sparsemax_radius(data.x, xq, bandwidth)[0])
     epa = nw_weights(data.x, xq, kernel="epanechnikov", bandwidth=r)[0]
+    scores = bridge.gaussian_scores(xq, data.x, bandwidth)  # (1, N)
+    everything = np.ones_like(scores, dtype=bool)
     return {
         "x": data.x,
         "rows": rows,
         "nonzero": {name: int((w > 0).sum()) for name, w in rows.items()},
+        "underflow": {name: _underflow_zeros(w[None], scores, everything) for name, w in rows.items()},
         "radius": r,
         "epanechnikov": epa,
         "max_diff_epanechnikov": float(np.abs(rows["sparsemax"] - epa).max()),

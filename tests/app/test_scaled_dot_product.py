@@ -1,0 +1,191 @@
+"""The scaled-dot-product page in AppTest: every control, both languages, odd URL values."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import assert_clean, open_page
+from ui.attention import apply_editor_edits, build_mask, default_custom_mask
+from ui.i18n import load_catalogue
+
+PAGE = "scaled-dot-product"
+EN = load_catalogue("en")
+
+
+def _opt(kind: str, option: str) -> str:
+    """How a bound radio writes option ``option`` into the URL: its English label."""
+    return EN[f"sdp.{kind}_{option}"]
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_renders_in_both_languages(lang):
+    at = open_page(PAGE, lang=lang)
+    assert_clean(at)
+    title = at.title[0].value
+    assert ("Scaled dot-product" in title) if lang == "en" else ("缩放点积注意力" in title)
+    assert _charts(at) >= 12
+    m = _metrics(at)
+    key = "Largest difference" if lang == "en" else "最大差异"
+    assert float(m[key]) < 1e-10  # ours vs torch's built-in on the page's inputs
+
+
+def test_scale_and_dk_controls_change_the_numbers():
+    at = open_page(PAGE, params={"sdp_dk": "512"})
+    assert_clean(at)
+    scaled = float(_metrics(at)["Mean largest weight"])
+    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 512**0.5, rel=1e-3)
+    at.radio(key="sdp_scale").set_value("one").run()
+    assert_clean(at)
+    unscaled = float(_metrics(at)["Mean largest weight"])
+    assert unscaled > 0.8 > 0.5 > scaled  # the page's claim: no scale -> weights on one position
+    at.radio(key="sdp_scale").set_value("temperature").run()
+    at.select_slider(key="sdp_temp").set_value(64.0).run()
+    assert_clean(at)
+    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 64, rel=1e-3)
+    at.select_slider(key="sdp_dk").set_value(4).run()
+    assert_clean(at)
+
+
+@pytest.mark.parametrize("source", ["random", "sentence_en", "sentence_zh"])
+def test_inputs_and_masks(source):
+    at = open_page(PAGE, params={"sdp_input": _opt("input", source), "sdp_mask": _opt("mask", "causal")})
+    assert_clean(at)
+    assert at.radio(key="sdp_input").value == source
+    assert at.radio(key="sdp_mask").value == "causal"
+    assert _metrics(at)["Queries with no allowed key"] == "0"
+    if source == "random":
+        at.slider(key="sdp_len").set_value(12).run()
+        at.number_input(key="sdp_seed").set_value(7).run()
+        assert_clean(at)
+    at.radio(key="sdp_mask").set_value("padding").run()
+    at.slider(key="sdp_pad").set_value(3).run()
+    assert_clean(at)
+    at.radio(key="sdp_mask").set_value("none").run()
+    assert_clean(at)
+
+
+def test_padding_every_key_gives_naive_nan_and_safe_zero():
+    at = open_page(PAGE, params={"sdp_mask": _opt("mask", "padding"), "sdp_pad": "8", "sdp_len": "8"})
+    assert_clean(at)
+    m = _metrics(at)
+    assert m["Queries with no allowed key"] == "8"
+    assert m["NaN rows, additive −∞"] == "8"
+    assert m["NaN rows, safe version"] == "0"
+
+
+def test_custom_mask_from_a_chinese_url():
+    zh = load_catalogue("zh")
+    params = {"sdp_mask": zh["sdp.mask_custom"], "sdp_cmask": "0-3-7-f-1f-3f-7f-ff"}
+    at = open_page(PAGE, lang="zh", params=params)
+    assert_clean(at)
+    assert at.radio(key="sdp_mask").value == "custom"
+    assert _metrics(at)["NaN 行数，加 −∞"] == "1"
+
+
+def test_custom_mask_from_url_and_the_empty_row_button():
+    # causal 8x8 with query 0 fully masked, written in the URL
+    at = open_page(PAGE, params={"sdp_mask": _opt("mask", "custom"), "sdp_cmask": "0-3-7-f-1f-3f-7f-ff"})
+    assert_clean(at)
+    assert not at.warning
+    m = _metrics(at)
+    assert m["Queries with no allowed key"] == "1"
+    assert m["NaN rows, additive −∞"] == "1"
+    assert m["NaN rows, safe version"] == "0"
+    # back to no mask, then the button builds the same trap
+    at.radio(key="sdp_mask").set_value("none").run()
+    assert _metrics(at)["NaN rows, additive −∞"] == "0"
+    at.button(key="sdp_btn_empty_row").click().run()
+    assert_clean(at)
+    assert at.radio(key="sdp_mask").value == "custom"
+    assert _metrics(at)["NaN rows, additive −∞"] == "1"
+    # editing the text control changes the mask
+    at.text_input(key="sdp_cmask").set_value("ff-ff-ff-ff-ff-ff-ff-ff").run()
+    assert_clean(at)
+    assert _metrics(at)["Queries with no allowed key"] == "0"
+
+
+@pytest.mark.parametrize("bad", ["zzz", "1-3", "1-3-7-f-1f-3f-7f-1ff", "-------", "1-3-7-f-1f-3f-7f-ff-"])
+def test_tampered_mask_text_warns_and_falls_back(bad):
+    at = open_page(PAGE, params={"sdp_mask": _opt("mask", "custom"), "sdp_cmask": bad})
+    assert_clean(at)
+    assert at.warning, "a tampered mask must show a warning"
+    assert "not a valid" in at.warning[0].value
+    assert _metrics(at)["Queries with no allowed key"] == "0"  # the causal fallback
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sdp_dk": "13"},
+        {"sdp_dk": "100000"},
+        {"sdp_len": "999"},
+        {"sdp_len": "-4"},
+        {"sdp_input": "evil"},
+        {"sdp_scale": "bogus", "sdp_temp": "-1"},
+        {"sdp_mask": "all", "sdp_pad": "1e9"},
+        {"sdp_seed": "NaN"},
+        {"sdp_nw_h": "0", "sdp_nw_x0": "99"},
+    ],
+)
+def test_odd_url_values_never_break_the_page(params):
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    assert _charts(at) >= 12
+
+
+def test_troubleshooting_buttons_set_the_controls():
+    at = open_page(PAGE)
+    at.button(key="sdp_btn_loss_reproduce").click().run()
+    assert at.radio(key="sdp_scale").value == "one"
+    assert at.select_slider(key="sdp_dk").value == 512
+    at.button(key="sdp_btn_loss_fix").click().run()
+    assert at.radio(key="sdp_scale").value == "sqrt"
+    at.button(key="sdp_btn_peak_reproduce").click().run()
+    assert_clean(at)
+    assert at.radio(key="sdp_scale").value == "temperature"
+    assert float(_metrics(at)["Mean largest weight"]) > 0.9
+    at.button(key="sdp_btn_peak_fix").click().run()
+    assert float(_metrics(at)["Mean largest weight"]) < 0.9
+    at.button(key="sdp_btn_nan_reproduce").click().run()
+    assert _metrics(at)["NaN rows, additive −∞"] == "1"
+    at.button(key="sdp_btn_nan_fix").click().run()
+    assert_clean(at)
+    assert _metrics(at)["NaN rows, additive −∞"] == "0"
+
+
+def test_sparsemax_section_controls():
+    at = open_page(PAGE)
+    at.select_slider(key="sdp_nw_h").set_value(0.05).run()
+    at.slider(key="sdp_nw_x0").set_value(-2.0).run()
+    assert_clean(at)
+    m = _metrics(at)
+    soft_zeros = 200 - int(m["Non-zero weights, softmax"].split("/")[0])
+    assert soft_zeros > 0  # at h = 0.05 far samples underflow...
+    captions = " ".join(c.value for c in at.caption)
+    # ...and every softmax zero is an underflow, never structural
+    assert f"Softmax zeros here: {soft_zeros}, of which {soft_zeros} are exp underflows" in captions
+    nonzero_sparse = int(m["Non-zero weights, sparsemax"].split("/")[0])
+    assert 1 <= nonzero_sparse < 200
+    assert any("up to" in md.value and "e-1" in md.value for md in at.markdown)
+
+
+def test_mask_editor_helpers():
+    labels = [str(i) for i in range(4)]
+    assert default_custom_mask(4) == "1-3-7-f"
+    # untick key 0 of query 2, tick key 3 of query 0
+    text = apply_editor_edits("1-3-7-f", 4, {2: {"0": False}, 0: {"3": True}}, labels)
+    assert text == "9-3-6-f"
+    mask = build_mask("custom", 4, 0, text)
+    assert mask.tolist()[2] == [False, True, True, False]
+    # an invalid starting text starts from the causal mask; unknown rows and columns are ignored
+    assert apply_editor_edits("garbage", 4, {9: {"0": True}, 1: {"x": True}}, labels) == "1-3-7-f"
+    with pytest.raises(ValueError, match="rows"):
+        build_mask("custom", 4, 0, "1-3")
