@@ -1,0 +1,437 @@
+"""Figures of the multi-head & positions page: pure Plotly builders (arrays in, ``go.Figure`` out).
+
+Every string shown (titles, axis titles, legend names) is passed in already translated. Weight maps
+are (L, S) with rows = queries on y, top row first, as in ``figures.common.heatmap``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap
+
+#: Heads per row of the head grid.
+GRID_COLUMNS_FEW = 4
+GRID_COLUMNS_MANY = 8
+
+
+def head_grid(
+    weights: np.ndarray,
+    *,
+    labels: Sequence[str],
+    head_titles: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_title: str,
+) -> go.Figure:
+    """One heatmap per head on a shared 0..1 colour scale.
+
+    Args:
+        weights: (H, L, S) attention weights (self-attention: L = S = len(labels)).
+        labels: tick labels of the tokens (unique strings, e.g. "0 dog").
+        head_titles: H subplot titles.
+    """
+    weights = np.asarray(weights, dtype=float)
+    H = weights.shape[0]
+    cols = min(H, GRID_COLUMNS_FEW if H <= 8 else GRID_COLUMNS_MANY)
+    rows = math.ceil(H / cols)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=list(head_titles),
+        horizontal_spacing=0.02 if cols > 4 else 0.04,
+        vertical_spacing=min(0.12, 0.3 / rows),
+    )
+    show_ticks = len(labels) <= 12 and cols <= 4
+    for h in range(H):
+        r, c = divmod(h, cols)
+        fig.add_trace(
+            go.Heatmap(
+                z=weights[h],
+                x=list(labels),
+                y=list(labels),
+                coloraxis="coloraxis",
+                hovertemplate=f"{head_titles[h]}<br>{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}"
+                + "<extra></extra>",
+            ),
+            row=r + 1,
+            col=c + 1,
+        )
+    fig.update_yaxes(autorange="reversed", showticklabels=False, type="category")
+    fig.update_xaxes(showticklabels=False, type="category", tickangle=-45)
+    for r in range(rows):  # tick labels and titles only on the outer edge of the grid
+        fig.update_yaxes(title_text=y_title, showticklabels=show_ticks, row=r + 1, col=1)
+    last_row_start = (rows - 1) * cols
+    for h in range(H):
+        r, c = divmod(h, cols)
+        if h >= last_row_start or h + cols >= H:  # the lowest heatmap of each column
+            fig.update_xaxes(title_text=x_title, showticklabels=show_ticks, row=r + 1, col=c + 1)
+    fig.update_layout(
+        coloraxis={
+            "colorscale": WEIGHT_COLORSCALE,
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": colorbar_title},
+        }
+    )
+    per_row = 300 if cols <= 4 else 190
+    base_layout(fig, title=title, height=max(360, 90 + per_row * rows))
+    fig.update_annotations(font_size=14)
+    return fig
+
+
+def concat_heatmap(
+    concat: np.ndarray,
+    *,
+    n_heads: int,
+    labels: Sequence[str],
+    head_titles: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+) -> go.Figure:
+    """The heads' outputs side by side, (L, H * d_v), with a line between heads.
+
+    Args:
+        concat: (L, H * d_v) concatenated head outputs (the input of W_O).
+        head_titles: H short labels written above each block.
+    """
+    concat = np.asarray(concat, dtype=float)
+    width = concat.shape[1] // n_heads
+    bound = float(np.abs(concat).max()) or 1.0
+    fig = heatmap(
+        concat,
+        y=list(labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=max(360, 140 + 22 * len(labels)),
+        hover_template="%{y}<br>col %{x}<br>%{z:.3f}<extra></extra>",
+    )
+    fig.update_yaxes(type="category")
+    for h in range(1, n_heads):
+        fig.add_vline(x=h * width - 0.5, line={"color": "black", "width": 2 if n_heads <= 8 else 1})
+    if n_heads <= 16:
+        for h in range(n_heads):
+            fig.add_annotation(
+                x=h * width + (width - 1) / 2,
+                y=1.0,
+                yref="paper",
+                yanchor="bottom",
+                text=head_titles[h],
+                showarrow=False,
+                font={"size": 13},
+            )
+    fig.update_layout(margin={"t": 90})
+    return fig
+
+
+def head_bars(
+    normalized_entropy: np.ndarray,
+    support: np.ndarray,
+    *,
+    head_labels: Sequence[str],
+    max_support: float,
+    titles: tuple[str, str],
+    y_titles: tuple[str, str],
+    x_title: str,
+    reference_names: tuple[str, str],
+) -> go.Figure:
+    """Two bar charts side by side: mean normalised entropy and mean effective support per head.
+
+    Args:
+        normalized_entropy: (H,) in [0, 1]; a dashed line marks 1 (uniform rows).
+        support: (H,) effective number of keys; a dashed line marks ``max_support`` (all keys).
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
+    x = list(head_labels)
+    fig.add_trace(
+        go.Bar(x=x, y=np.asarray(normalized_entropy, dtype=float), marker_color=PALETTE[0], showlegend=False),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(x=x, y=np.asarray(support, dtype=float), marker_color=PALETTE[1], showlegend=False),
+        row=1,
+        col=2,
+    )
+    for col, level, name in ((1, 1.0, reference_names[0]), (2, max_support, reference_names[1])):
+        fig.add_trace(
+            go.Scatter(
+                x=[x[0], x[-1]],
+                y=[level, level],
+                mode="lines",
+                line={"dash": "dash", "color": "grey"},
+                name=name,
+                showlegend=True,
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_yaxes(title_text=y_titles[0], range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text=y_titles[1], range=[0, max_support * 1.05], row=1, col=2)
+    fig.update_xaxes(title_text=x_title, type="category")
+    base_layout(fig, height=430)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0})
+    fig.update_layout(margin={"b": 100})
+    return fig
+
+
+def similarity_matrix(
+    similarity: np.ndarray,
+    *,
+    head_labels: Sequence[str],
+    pairs: Sequence[tuple[int, int, float]],
+    title: str,
+    axis_title: str,
+    colorbar_title: str,
+    pair_name: str,
+) -> go.Figure:
+    """The (H, H) head-similarity matrix (1 = identical maps), redundant pairs circled.
+
+    Args:
+        similarity: (H, H) values in [0, 1].
+        pairs: (a, b, similarity) pairs to mark (a < b); both (a, b) and (b, a) get a marker.
+    """
+    H = len(head_labels)
+    fig = heatmap(
+        np.asarray(similarity, dtype=float),
+        x=list(head_labels),
+        y=list(head_labels),
+        title=title,
+        x_title=axis_title,
+        y_title=axis_title,
+        colorscale="Viridis",
+        zmin=0.0,
+        zmax=1.0,
+        height=max(420, min(760, 160 + 22 * H)),
+        hover_template="%{y} · %{x}<br>%{z:.3f}<extra></extra>",
+    )
+    fig.update_traces(colorbar={"title": colorbar_title}, selector={"type": "heatmap"})
+    fig.update_xaxes(type="category", tickangle=-45)
+    fig.update_yaxes(type="category")
+    if pairs:
+        xs = [head_labels[b] for a, b, _ in pairs] + [head_labels[a] for a, b, _ in pairs]
+        ys = [head_labels[a] for a, b, _ in pairs] + [head_labels[b] for a, b, _ in pairs]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                marker={
+                    "symbol": "circle-open",
+                    "size": 16 if H <= 16 else 9,
+                    "color": "red",
+                    "line": {"width": 3},
+                },
+                name=pair_name,
+                hoverinfo="skip",
+            )
+        )
+    return fig
+
+
+def redundancy_curve(
+    heads: Sequence[int],
+    series: Sequence[tuple[str, Sequence[float]]],
+    support_series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    titles: tuple[str, str],
+    x_title: str,
+    y_titles: tuple[str, str],
+) -> go.Figure:
+    """Redundancy score (left) and mean effective support (right) against the number of heads.
+
+    Args:
+        heads: the head counts H (x axis, log 2 spaced categories).
+        series: (legend name, one value per H) lines for the left panel; None leaves a gap
+            (e.g. H = 1, where there is no pair of heads to compare).
+        support_series: the same for the right panel.
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
+    x = [str(h) for h in heads]
+    for i, (name, values) in enumerate(series):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=list(values),
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i], "width": 3},
+                marker={"size": 10},
+                legendgroup=name,
+            ),
+            row=1,
+            col=1,
+        )
+    for i, (name, values) in enumerate(support_series):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=list(values),
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i], "width": 3, "dash": "dot"},
+                marker={"size": 10},
+                legendgroup=name,
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(title_text=x_title, type="category")
+    fig.update_yaxes(title_text=y_titles[0], range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text=y_titles[1], rangemode="tozero", row=1, col=2)
+    base_layout(fig, height=460)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0})
+    fig.update_layout(margin={"b": 110})
+    return fig
+
+
+def encoding_heatmap(table: np.ndarray, *, title: str, x_title: str, y_title: str) -> go.Figure:
+    """A positional table (T, d_model): positions down, dimensions across, values in [-1, 1]-ish."""
+    table = np.asarray(table, dtype=float)
+    bound = max(1.0, float(np.abs(table).max()))
+    return heatmap(
+        table,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=420,
+        hover_template=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
+    )
+
+
+def kernel_heatmap(kernel: np.ndarray, *, title: str, x_title: str, y_title: str) -> go.Figure:
+    """The (T, T) position kernel PE·PEᵀ."""
+    kernel = np.asarray(kernel, dtype=float)
+    bound = float(np.abs(kernel).max()) or 1.0
+    return heatmap(
+        kernel,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=440,
+        hover_template=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
+    )
+
+
+def kernel_by_distance(
+    curves: Sequence[tuple[str, np.ndarray, np.ndarray]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    formula: tuple[str, np.ndarray, np.ndarray] | None = None,
+) -> go.Figure:
+    """Rows of the position kernel plotted against the signed distance q - p.
+
+    Args:
+        curves: (legend name, distances, kernel values) for a few reference positions p; if the
+            kernel depends only on distance the curves lie on top of each other.
+        formula: optional (name, distances, values) of the closed form, drawn as a thin dashed line.
+    """
+    fig = go.Figure()
+    for i, (name, d, values) in enumerate(curves):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(d, dtype=float),
+                y=np.asarray(values, dtype=float),
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i % len(PALETTE)], "width": 5 - min(i, 3)},
+                marker={"size": 7},
+            )
+        )
+    if formula is not None:
+        name, d, values = formula
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(d, dtype=float),
+                y=np.asarray(values, dtype=float),
+                mode="lines",
+                name=name,
+                line={"color": "black", "width": 1.5, "dash": "dash"},
+            )
+        )
+    fig.update_xaxes(title_text=x_title, zeroline=True)
+    fig.update_yaxes(title_text=y_title)
+    return base_layout(fig, title=title, height=440)
+
+
+def _map_trace(z: np.ndarray, labels: Sequence[str], coloraxis: str, number_format: str) -> go.Heatmap:
+    return go.Heatmap(
+        z=np.asarray(z, dtype=float),
+        x=list(labels),
+        y=list(labels),
+        coloraxis=coloraxis,
+        hovertemplate=f"%{{y}} → %{{x}}<br>%{{z:{number_format}}}<extra></extra>",
+    )
+
+
+def permutation_grid(
+    rows: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    *,
+    labels: Sequence[str],
+    column_titles: tuple[str, str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_titles: tuple[str, str],
+) -> go.Figure:
+    """One row per setting: A(P x), P A(x) Pᵀ and |difference| for one head.
+
+    Args:
+        rows: (row name, shuffled map (T, T), predicted map (T, T), |difference| (T, T)).
+        labels: tick labels of the shuffled slots.
+        column_titles: titles of the three columns (the row name is prefixed to each).
+        colorbar_titles: (weights, difference).
+    """
+    n = len(rows)
+    subplot_titles = [f"{name}: {col}" for name, *_ in rows for col in column_titles]
+    fig = make_subplots(
+        rows=n, cols=3, subplot_titles=subplot_titles, horizontal_spacing=0.06, vertical_spacing=0.16
+    )
+    for r, (_, shuffled, predicted, diff) in enumerate(rows, start=1):
+        for c, z in enumerate((shuffled, predicted), start=1):
+            fig.add_trace(_map_trace(z, labels, "coloraxis", ".3f"), row=r, col=c)
+        fig.add_trace(_map_trace(diff, labels, "coloraxis2", ".2e"), row=r, col=3)
+    show_ticks = len(labels) <= 12
+    fig.update_yaxes(autorange="reversed", type="category", showticklabels=show_ticks)
+    fig.update_xaxes(type="category", showticklabels=show_ticks, tickangle=-45)
+    for r in range(1, n + 1):
+        fig.update_yaxes(title_text=y_title, row=r, col=1)
+    for c in range(1, 4):
+        fig.update_xaxes(title_text=x_title, row=n, col=c)
+    fig.update_layout(
+        coloraxis={
+            "colorscale": WEIGHT_COLORSCALE,
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": colorbar_titles[0], "x": 1.02, "len": 0.45, "y": 0.78},
+        },
+        coloraxis2={
+            "colorscale": "Greys",
+            "cmin": 0.0,
+            "colorbar": {"title": colorbar_titles[1], "x": 1.02, "len": 0.45, "y": 0.22},
+        },
+    )
+    base_layout(fig, title=title, height=300 + 330 * (n - 1) + 120)
+    fig.update_layout(margin={"r": 110})
+    fig.update_annotations(font_size=14)
+    return fig
