@@ -1,8 +1,275 @@
-"""Placeholder: this page is being written (see the issue tracker)."""
+"""Train a toy Transformer live: the post's second stage, its pitfalls reproduced with numbers.
+
+Thin page: controls and the live run live in ``ui.training``; the model and the measurements in
+``core.transformer`` / ``core.training``; the figures in ``figures.training``.
+"""
+
+from __future__ import annotations
 
 import streamlit as st
 
-from ui.layout import page_header
+from core.training import Findings, TrainResult
+from figures import training as figs
+from ui import controls
+from ui import training as ui_tr
+from ui.i18n import t
+from ui.layout import page_header, show_figure
 
-page_header("nav.training")
-st.info("🚧")
+BASELINE_IDS = ("mean", "last_value", "optimum")
+
+
+class LiveView:
+    """The placeholders that change while a model trains, and how to draw a run into them."""
+
+    def __init__(self, wide_heads: bool) -> None:
+        self.progress = st.empty()
+        self.status = st.empty()
+        if wide_heads:
+            self.loss, self.attention = st.empty(), st.empty()
+        else:
+            left, right = st.columns(2)
+            self.loss, self.attention = left.empty(), right.empty()
+        self.draws = 0
+
+    def draw(self, run: TrainResult, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
+        """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
+        self.draws += 1
+        config = run.config
+        epoch = run.epochs_done if epoch is None else epoch
+        fraction = min(1.0, run.epochs_done / config.epochs)
+        self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=config.epochs))
+        last = run.train_loss[-1] if run.train_loss else float("nan")
+        rate = run.epochs_done / run.seconds if run.seconds > 0 else 0.0
+        self.status.caption(
+            t(
+                "tr.status",
+                epoch=run.epochs_done,
+                total=config.epochs,
+                rate=rate,
+                train=last,
+                val=run.val_loss[-1],
+                last_value=run.baselines["last_value"],
+                optimum=run.baselines["optimum"],
+            )
+        )
+        loss_fig = figs.loss_curves(
+            run.train_loss,
+            run.val_loss,
+            {k: run.baselines[k] for k in BASELINE_IDS},
+            names={
+                "train": t("tr.legend_train"),
+                "val": t("tr.legend_val"),
+                "batch": t("tr.legend_batch"),
+                **{k: t(f"tr.legend_{k}") for k in BASELINE_IDS},
+            },
+            title=t("tr.loss_title"),
+            x_title=t("tr.axis_epoch"),
+            y_title=t("tr.axis_loss"),
+            max_epochs=config.epochs,
+            batch_loss=run.batch_loss,
+            batches_per_epoch=run.batches_per_epoch,
+        )
+        with self.loss.container():
+            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key="tr.loss_look")
+        weights = run.snapshots[epoch][layer]  # (H, T, T)
+        attention_fig = figs.attention_heads(
+            weights,
+            head_titles=[t("tr.head", h=h + 1) for h in range(weights.shape[0])],
+            title=t("tr.attention_title", epoch=epoch, layer=layer + 1),
+            x_title=t("tr.axis_key"),
+            y_title=t("tr.axis_query"),
+            colorbar_title=t("tr.axis_weight"),
+        )
+        with self.attention.container():
+            show_figure(
+                attention_fig,
+                key=f"tr_attention_fig_{self.draws}",
+                look_for_key="tr.attention_look_live" if live else "tr.attention_look",
+            )
+
+
+def render_controls_and_config():
+    """Preset, grouped controls and the resulting config (None with an error shown)."""
+    ui_tr.preset_selector()
+    st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[ui_tr.PRESET_KEY]}"))
+    values = ui_tr.render_controls()
+    try:
+        config = ui_tr.make_config(values)
+    except ValueError as err:
+        st.error(t(ui_tr.config_error_key(values), error=str(err)))
+        return None
+    if not ui_tr.preset_matches(config):
+        st.caption(t("tr.preset_modified"))
+    return config
+
+
+def render_findings(run: TrainResult) -> None:
+    """The post's observations, measured on the current model."""
+    found: Findings = ui_tr.findings(run)
+    st.header(t("tr.findings_title"))
+    st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
+
+    st.subheader(t("tr.prediction_title"))
+    fig = figs.prediction_plot(
+        found.example,
+        found.example_one_step,
+        found.example_rollout,
+        found.context,
+        names={
+            "truth": t("tr.legend_truth"),
+            "one_step": t("tr.legend_one_step"),
+            "rollout": t("tr.legend_rollout"),
+            "context": t("tr.legend_context"),
+        },
+        title=t("tr.prediction_fig_title"),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+    show_figure(fig, key="tr_prediction_fig", look_for_key="tr.prediction_look")
+
+    st.subheader(t("tr.where_title"))
+    col_fig, col_numbers = st.columns([3, 2])
+    with col_fig:
+        fig = figs.distance_bars(
+            found.distances,
+            found.shares,
+            found.uniform,
+            names={"model": t("tr.legend_model_attention"), "uniform": t("tr.legend_uniform")},
+            title=t("tr.distance_fig_title"),
+            x_title=t("tr.axis_distance"),
+            y_title=t("tr.axis_share"),
+        )
+        show_figure(fig, key="tr_distance_fig", look_for_key="tr.distance_look")
+    with col_numbers:
+        a = found.attention
+        st.metric(t("tr.metric_recent3"), f"{a['recent3']:.0%}", help=t("tr.metric_recent3_help"))
+        st.metric(t("tr.metric_recent3_uniform"), f"{a['recent3_uniform']:.0%}")
+        st.metric(t("tr.metric_support"), f"{a['support']:.1f}", help=t("tr.metric_support_help"))
+        st.markdown(t(ui_tr.verdict_attention(found)))
+
+    st.subheader(t("tr.shuffle_title"))
+    st.markdown(t("tr.shuffle_intro"))
+    s = found.shuffle
+    cols = st.columns(3)
+    cols[0].metric(t("tr.metric_ordered"), f"{s['ordered']:.3g}")
+    cols[1].metric(t("tr.metric_shuffled"), f"{s['shuffled']:.3g}")
+    cols[2].metric(t("tr.metric_ratio"), f"×{s['ratio']:.2f}")
+    st.markdown(t(ui_tr.verdict_shuffle(found, run.config), ratio=s["ratio"]))
+
+    st.subheader(t("tr.leak_title"))
+    st.markdown(t("tr.leak_intro"))
+    cols = st.columns(4)
+    cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
+    cols[1].metric(t("tr.metric_prefix"), f"{found.prefix_error:.3g}", help=t("tr.metric_prefix_help"))
+    cols[2].metric(t("tr.metric_rollout"), f"{found.rollout['model']:.3g}", help=t("tr.metric_rollout_help"))
+    cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout['last_value']:.3g}")
+    st.markdown(
+        t(
+            ui_tr.verdict_leak(found, run.config),
+            leak=found.prefix_error / found.val_loss if found.val_loss > 0 else float("inf"),
+            optimum=run.baselines["optimum"],
+        )
+    )
+
+    st.subheader(t("tr.diagnostics_title"))
+    st.markdown(t("tr.diagnostics_intro"))
+    rows = [
+        {
+            "level": d.level,
+            "status": t(f"tr.level_{d.level}"),
+            "symptom": t(f"tr.diag_{d.id}"),
+            "measure": t(f"tr.diag_{d.id}_measure", value=d.value, amber=d.amber, red=d.red),
+            "remedy": t(f"tr.diag_{d.id}_remedy"),
+        }
+        for d in found.diagnostics
+    ]
+    fig = figs.diagnostics_table(
+        rows,
+        headers={
+            "status": t("tr.col_status"),
+            "symptom": t("tr.col_symptom"),
+            "measure": t("tr.col_measure"),
+            "remedy": t("tr.col_remedy"),
+        },
+    )
+    show_figure(fig, key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
+
+    st.subheader(t("tr.speed_title"))
+    wall = ui_tr.wall_seconds()
+    cols = st.columns(3)
+    cols[0].metric(
+        t("tr.metric_epochs_per_s"), f"{run.epochs_done / run.seconds:.2f}" if run.seconds else "–"
+    )
+    cols[1].metric(t("tr.metric_epochs_per_s_page"), f"{run.epochs_done / wall:.2f}" if wall else "–")
+    cols[2].metric(t("tr.metric_overhead"), f"{wall / run.seconds - 1:+.0%}" if wall and run.seconds else "–")
+    st.caption(t("tr.speed_caption"))
+
+    rows = ui_tr.history_table()
+    if rows:
+        st.subheader(t("tr.history_title"))
+        st.dataframe(rows, hide_index=True, width="stretch")
+        st.caption(t("tr.history_caption"))
+
+
+def render() -> None:
+    page_header("tr.title", "tr.intro")
+    with st.expander(t("tr.task_title")):
+        st.markdown(t("tr.task_body"))
+        st.latex(r"x_{t+1} = x_t + d_{t+1}, \qquad d_{t+1} = m\, d_t + \sigma\, \varepsilon_{t+1}")
+        st.markdown(t("tr.task_baselines"))
+
+    config = render_controls_and_config()
+    notice = ui_tr.pop_notice()
+    if notice:
+        st.info(t(notice))
+    ui_tr.render_buttons(config is not None)
+
+    run = ui_tr.current_run()
+    training = ui_tr.check_mode(config) in ("running", "step")
+    if run is not None and config is not None and not run.config.same_run_as(config):
+        st.warning(t("tr.config_changed"))
+    shown = run.config if run is not None else config
+    view = LiveView(wide_heads=shown is not None and shown.n_heads > 4)
+
+    if training:
+        if run is not None and run.config.same_run_as(config):
+            view.draw(run, live=True)
+        else:
+            view.status.info(t("tr.starting"))
+        ui_tr.train_live(
+            config,
+            on_epoch=lambda r: view.draw(r, live=True),
+            on_wait=lambda: view.status.warning(t("tr.waiting_slot", slots=ui_tr.MAX_CONCURRENT)),
+        )
+        st.rerun()
+
+    if run is None:
+        view.status.info(t("tr.press_train"))
+        return
+    layer, epoch = 0, run.epochs_done
+    with st.container(border=True):
+        st.markdown(t("tr.replay_title"))
+        cols = st.columns([3, 1])
+        if run.epochs_done >= 1:
+            with cols[0]:
+                epoch = ui_tr.replay_slider(run)
+        if run.config.n_layers > 1:
+            with cols[1]:
+                layer = (
+                    int(
+                        controls.radio(
+                            "tr.layer",
+                            key="tr_layer",
+                            options=list(range(1, run.config.n_layers + 1)),
+                            format_func=str,
+                        )
+                    )
+                    - 1
+                )
+    view.draw(run, epoch=min(epoch, run.epochs_done), layer=layer)
+    if run.epochs_done >= 1 or run.batches_done > 0:
+        with st.spinner(t("tr.measuring")):
+            render_findings(run)
+
+
+render()

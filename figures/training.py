@@ -1,0 +1,384 @@
+"""Figures of the training page: loss curves, per-head attention maps, predictions, distances.
+
+Pure Plotly builders: arrays and already-translated strings in, ``go.Figure`` out. The loss
+curves and the attention maps are rebuilt after every epoch while a model trains, so they are
+built from plain dicts with a minimal inline template (white background, light grid: the look of
+``figures.common.base_layout``'s ``plotly_white``) instead of the named template, whose
+validation costs 10-25 ms per figure and makes up most of a small figure's JSON. The static
+figures use ``figures.common.base_layout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layout
+
+#: Colours of the baseline lines, by baseline id (the page's legend names them).
+BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
+_GRID = "#EBF0F8"
+#: The few parts of plotly_white the live figures need, inline (cheap to validate and to send).
+_LIGHT_TEMPLATE = {
+    "layout": {
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "xaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
+        "yaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
+    }
+}
+
+
+def _light_layout(title: str | None, height: int) -> dict:
+    return {
+        "template": _LIGHT_TEMPLATE,
+        "title": {"text": title} if title else None,
+        "height": height,
+        "font": {"size": BASE_FONT_SIZE},
+        "margin": {"l": 60, "r": 20, "t": 70 if title else 30, "b": 50},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+    }
+
+
+def loss_curves(
+    train_loss: Sequence[float],
+    val_loss: Sequence[float],
+    baselines: Mapping[str, float],
+    *,
+    names: Mapping[str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    max_epochs: int,
+    batch_loss: Sequence[float] | None = None,
+    batches_per_epoch: int | None = None,
+    log_y: bool = True,
+    height: int = 500,
+) -> go.Figure:
+    """Training and validation loss per epoch against horizontal baseline lines.
+
+    Args:
+        train_loss: mean training loss of epochs 1..n (plotted at x = 1..n).
+        val_loss: validation loss after 0..n epochs (x = 0..n; 0 = before training).
+        baselines: {id: loss} drawn as dashed horizontal lines; ids ``mean``, ``last_value``,
+            ``optimum`` get fixed colours.
+        names: legend names for ``train``, ``val``, ``batch`` and every baseline id.
+        max_epochs: the x axis spans [0, max_epochs] from the start, so a live chart does not
+            rescale as it grows.
+        batch_loss: optional training loss of every optimiser step, drawn faintly at fractional
+            epochs (needs ``batches_per_epoch``): shows how much the loss jumps between batches.
+        log_y: logarithmic loss axis (losses span orders of magnitude).
+    """
+    data: list[dict] = []
+    if batch_loss is not None and batches_per_epoch and len(batch_loss):
+        x_batch = (np.arange(len(batch_loss)) + 1) / batches_per_epoch
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": x_batch,
+                "y": np.asarray(batch_loss, dtype=float),
+                "name": names["batch"],
+                "line": {"color": PALETTE[5], "width": 1},
+                "opacity": 0.45,
+                "hovertemplate": "%{y:.3g}<extra></extra>",
+            }
+        )
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": np.arange(1, len(train_loss) + 1),
+            "y": np.asarray(train_loss, dtype=float),
+            "name": names["train"],
+            "line": {"color": PALETTE[0], "width": 3},
+            "hovertemplate": "%{x}: %{y:.4g}<extra></extra>",
+        }
+    )
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": np.arange(len(val_loss)),
+            "y": np.asarray(val_loss, dtype=float),
+            "name": names["val"],
+            "line": {"color": PALETTE[1], "width": 3},
+            "hovertemplate": "%{x}: %{y:.4g}<extra></extra>",
+        }
+    )
+    for key, value in baselines.items():
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [0, max_epochs],
+                "y": [value, value],
+                "name": names[key],
+                "line": {"color": BASELINE_COLORS.get(key, PALETTE[4]), "width": 2, "dash": "dash"},
+                "hovertemplate": f"{names[key]}: {value:.4g}<extra></extra>",
+            }
+        )
+    layout = _light_layout(title, height)
+    layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0}
+    layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 130}
+    layout["xaxis"] = {"title": {"text": x_title}, "range": [-0.3, max_epochs + 0.3]}
+    layout["yaxis"] = {"title": {"text": y_title}, "type": "log" if log_y else "linear"}
+    return go.Figure({"data": data, "layout": layout})
+
+
+def attention_heads(
+    weights: np.ndarray,
+    *,
+    head_titles: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_title: str,
+    cols: int | None = None,
+    zmax: float = 1.0,
+) -> go.Figure:
+    """One heatmap per head, rows = queries (top = position 0), columns = keys.
+
+    Args:
+        weights: (H, L, S) attention weights of one example and layer.
+        head_titles: H titles (e.g. "head 1").
+        cols: heads per row (default: up to 4, 8 for more than 8 heads).
+        zmax: top of the shared colour scale (weights are in [0, 1]).
+
+    Raises:
+        ValueError: if weights is not (H, L, S) or head_titles has the wrong length.
+    """
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 3:
+        raise ValueError(f"weights must be (H, L, S), got shape {w.shape}")
+    H = w.shape[0]
+    if len(head_titles) != H:
+        raise ValueError(f"need {H} head titles, got {len(head_titles)}")
+    cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
+    rows = -(-H // cols)
+    gap_x, gap_y = 0.03, 0.22 / rows
+    cell_w = (1.0 - gap_x * (cols - 1)) / cols
+    cell_h = (1.0 - gap_y * (rows - 1)) / rows
+    data, annotations = [], []
+    layout = _light_layout(title, height=130 + rows * (300 if cols <= 4 else 170))
+    for h in range(H):
+        r, c = divmod(h, cols)
+        axis = "" if h == 0 else str(h + 1)
+        x0 = c * (cell_w + gap_x)
+        y1 = 1.0 - r * (cell_h + gap_y)
+        data.append(
+            {
+                "type": "heatmap",
+                "z": w[h],
+                "xaxis": f"x{axis}",
+                "yaxis": f"y{axis}",
+                "coloraxis": "coloraxis",
+                "hovertemplate": f"{head_titles[h]}<br>{y_title} %{{y}}<br>{x_title} %{{x}}"
+                "<br>%{z:.3f}<extra></extra>",
+            }
+        )
+        layout[f"xaxis{axis}"] = {
+            "domain": [x0, x0 + cell_w],
+            "anchor": f"y{axis}",
+            "showgrid": False,
+            "zeroline": False,
+            "tickfont": {"size": BASE_FONT_SIZE - 3},
+            "nticks": 4,
+        }
+        layout[f"yaxis{axis}"] = {
+            "domain": [y1 - cell_h, y1],
+            "anchor": f"x{axis}",
+            "autorange": "reversed",
+            "title": {"text": y_title if c == 0 else ""},
+            "showticklabels": c == 0,
+            "showgrid": False,
+            "zeroline": False,
+            "nticks": 5,
+        }
+        annotations.append(
+            {
+                "text": head_titles[h],
+                "x": x0 + cell_w / 2,
+                "y": y1,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": BASE_FONT_SIZE if cols <= 4 else BASE_FONT_SIZE - 2},
+            }
+        )
+    annotations.append(
+        {
+            "text": x_title,
+            "x": 0.5,
+            "y": 0,
+            "xref": "paper",
+            "yref": "paper",
+            "xanchor": "center",
+            "yanchor": "top",
+            "yshift": -28,
+            "showarrow": False,
+        }
+    )
+    layout["annotations"] = annotations
+    layout["margin"] = {"l": 70, "r": 20, "t": 90, "b": 60}
+    layout["coloraxis"] = {
+        "colorscale": WEIGHT_COLORSCALE,
+        "cmin": 0.0,
+        "cmax": zmax,
+        "colorbar": {"title": {"text": colorbar_title}, "thickness": 14},
+    }
+    return go.Figure({"data": data, "layout": layout})
+
+
+def prediction_plot(
+    values: np.ndarray,
+    one_step: np.ndarray,
+    rollout: np.ndarray,
+    context: int,
+    *,
+    names: Mapping[str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 430,
+) -> go.Figure:
+    """One validation window: the true values, one-step predictions and a rollout.
+
+    Args:
+        values: (T + 1,) the true window (inputs are positions 0..T-1, targets 1..T).
+        one_step: (T,) prediction for position t + 1 made at position t (drawn at x = 1..T).
+        rollout: (T + 1 - context,) values generated from the first ``context`` values by feeding
+            predictions back (drawn at x = context..T).
+        names: legend names ``truth``, ``one_step``, ``rollout``, ``context``.
+    """
+    values = np.asarray(values, dtype=float)
+    T = values.shape[0] - 1
+    fig = go.Figure()
+    fig.add_vrect(
+        x0=-0.5,
+        x1=context - 0.5,
+        fillcolor="#DDDDDD",
+        opacity=0.35,
+        line_width=0,
+        annotation_text=names["context"],
+        annotation_position="top left",
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.arange(T + 1),
+            y=values,
+            mode="lines+markers",
+            name=names["truth"],
+            line={"color": "#000000", "width": 3},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.arange(1, T + 1),
+            y=np.asarray(one_step, dtype=float),
+            mode="markers",
+            name=names["one_step"],
+            marker={"color": PALETTE[1], "size": 9, "symbol": "diamond"},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.arange(context, T + 1),
+            y=np.asarray(rollout, dtype=float),
+            mode="lines+markers",
+            name=names["rollout"],
+            line={"color": PALETTE[0], "width": 3, "dash": "dash"},
+        )
+    )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title)
+    return base_layout(fig, title=title, height=height)
+
+
+def distance_bars(
+    distances: np.ndarray,
+    shares: np.ndarray,
+    reference: np.ndarray,
+    *,
+    names: Mapping[str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 400,
+) -> go.Figure:
+    """Share of attention mass at each query-key distance, against uniform attention.
+
+    Args:
+        distances: (K,) distances d = query - key (0 = the query's own position).
+        shares: (K,) the model's share of attention mass at each distance.
+        reference: (K,) the same for perfectly uniform attention (the mean baseline).
+        names: legend names ``model`` and ``uniform``.
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=distances, y=shares, name=names["model"], marker_color=PALETTE[1]))
+    fig.add_trace(
+        go.Scatter(
+            x=distances,
+            y=reference,
+            mode="lines+markers",
+            name=names["uniform"],
+            line={"color": "#555555", "dash": "dot", "width": 2},
+        )
+    )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    return base_layout(fig, title=title, height=height)
+
+
+#: Cell colours of the diagnostics table, by level.
+LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
+
+
+def diagnostics_table(
+    rows: Sequence[Mapping[str, str]],
+    *,
+    headers: Mapping[str, str],
+    title: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """The post's troubleshooting table, evaluated: one coloured row per symptom.
+
+    Args:
+        rows: each with ``level`` (green/amber/red), ``status`` (translated level), ``symptom``,
+            ``measure`` (what was measured, with its value) and ``remedy``.
+        headers: column titles for ``status``, ``symptom``, ``measure``, ``remedy``.
+
+    Raises:
+        ValueError: on an unknown level.
+    """
+    columns = ["status", "symptom", "measure", "remedy"]
+    for row in rows:
+        if row["level"] not in LEVEL_COLORS:
+            raise ValueError(f"level must be one of {sorted(LEVEL_COLORS)}, got {row['level']!r}")
+    fills = [LEVEL_COLORS[row["level"]] for row in rows]
+    fig = go.Figure(
+        go.Table(
+            columnwidth=[0.8, 1.8, 2.0, 3.2],
+            header={
+                "values": [f"<b>{headers[c]}</b>" for c in columns],
+                "fill_color": "#F2F2F2",
+                "align": "left",
+                "font": {"size": BASE_FONT_SIZE, "color": "#222222"},
+                "height": 34,
+            },
+            cells={
+                "values": [[row[c] for row in rows] for c in columns],
+                "fill_color": [fills] * len(columns),
+                "align": "left",
+                "font": {"size": BASE_FONT_SIZE - 1, "color": "#222222"},
+                "height": 30,
+            },
+        )
+    )
+    fig = base_layout(fig, title=title, height=height or 60 + 58 * len(rows))
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
+    return fig

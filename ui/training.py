@@ -1,0 +1,575 @@
+"""Streamlit side of the training page: controls <-> config, presets, the live run, the slot limiter.
+
+The live run follows Streamlit's own execution model instead of fighting it: training happens
+inside the script run, in ``core.training.train``; after every epoch ``on_epoch`` redraws the
+charts into ``st.empty`` placeholders. A button press (Pause, Step, Reset), any other widget,
+leaving the page or closing the tab makes Streamlit request a rerun (or a stop); the running
+script sees that request at its next Streamlit call and raises Streamlit's control exception
+there. ``should_stop`` reads ``st.session_state`` before every batch, and reading session state
+is such a call, so the loop ends within one batch. The :class:`core.training.TrainResult` lives
+in ``st.session_state`` from before the first batch and is trained in place, so the interrupted
+run resumes exactly where it stopped.
+
+Only ``MAX_CONCURRENT`` trainings run at once on the whole server (a ``threading.BoundedSemaphore``
+shared through ``st.cache_resource``); a session beyond that polls for a free slot, showing a
+"waiting" message, and stays responsive because every poll touches Streamlit.
+
+Session-state keys (all prefixed ``tr_``): ``tr_run`` the current run, ``tr_mode`` (idle, running,
+step, paused, done), ``tr_findings`` the measured findings of the run's latest state,
+``tr_history`` a short table of this session's finished runs, ``tr_wall`` wall seconds spent in
+``train`` (callbacks included) and ``tr_notice`` a message for the next run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any
+
+import streamlit as st
+
+from core.presets import PRESETS, preset_config
+from core.training import Findings, TrainResult, measure_findings, start_run, train
+from core.transformer import POSITIONAL, SCALES, TransformerConfig
+from ui import controls
+from ui.i18n import t
+
+#: Trainings allowed at once on the whole server (each uses one CPU core).
+MAX_CONCURRENT = 2
+#: Seconds between two looks at the semaphore while waiting for a free slot.
+SLOT_POLL_S = 0.5
+#: Rows kept in the per-session history of runs.
+HISTORY_ROWS = 8
+
+RUN, MODE, FINDINGS, HISTORY, WALL, NOTICE = (
+    "tr_run",
+    "tr_mode",
+    "tr_findings",
+    "tr_history",
+    "tr_wall",
+    "tr_notice",
+)
+PRESET_KEY = "tr_preset"
+#: Set by the Train/Step buttons: this script run may replace an incompatible run by a new one.
+START_NEW = "tr_start_new"
+REPLAY_KEY, REPLAY_MAX = "tr_replay", "tr_replay_max"
+
+D_MODEL_OPTIONS = [16, 32, 64, 128]
+HEAD_OPTIONS = [1, 2, 4, 8, 16, 32]
+LR_OPTIONS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
+BATCH_OPTIONS = [8, 16, 32, 64, 128]
+SEQ_LEN_OPTIONS = [8, 16, 24, 32, 48, 64]
+TRAIN_OPTIONS = [128, 256, 512, 768, 1024, 2048, 4096]
+DIVERSITY_OPTIONS = [0.0, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]
+MAX_EPOCHS_CONTROL = 60
+
+#: control key -> TransformerConfig field.
+CONTROL_FIELDS: dict[str, str] = {
+    "tr_d_model": "d_model",
+    "tr_heads": "n_heads",
+    "tr_layers": "n_layers",
+    "tr_pre_ln": "norm_first",
+    "tr_pos": "positional",
+    "tr_scale": "scale",
+    "tr_divisor": "custom_divisor",
+    "tr_dropout": "attn_dropout",
+    "tr_causal": "causal",
+    "tr_diversity": "diversity_weight",
+    "tr_lr": "learning_rate",
+    "tr_batch": "batch_size",
+    "tr_epochs": "epochs",
+    "tr_seed": "seed",
+    "tr_seq_len": "seq_len",
+    "tr_n_train": "n_train",
+    "tr_momentum": "momentum",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Presets and controls
+# --------------------------------------------------------------------------------------------
+
+
+def _write_preset(name: str, *, only_missing_from_url: bool = False) -> None:
+    config = preset_config(name)
+    for key, field in CONTROL_FIELDS.items():
+        if only_missing_from_url and key in st.query_params:
+            continue
+        st.session_state[key] = getattr(config, field)
+
+
+def _on_preset_change() -> None:
+    """Callback of the preset selector: write the preset's values into every control."""
+    _write_preset(st.session_state[PRESET_KEY])
+
+
+def preset_selector() -> str:
+    """The preset selectbox (bound to the URL); choosing one sets every control.
+
+    A shared link with only ``?tr_preset=...`` gets the preset's values for every control it
+    does not set itself (once per session, before the controls are drawn).
+    """
+    if "tr_preset_seeded" not in st.session_state:
+        st.session_state["tr_preset_seeded"] = True
+        if st.query_params.get(PRESET_KEY) in PRESETS:
+            _write_preset(st.query_params[PRESET_KEY], only_missing_from_url=True)
+    return st.selectbox(
+        t("tr.preset"),
+        options=list(PRESETS),
+        format_func=lambda name: t(f"tr.preset_{name}"),
+        key=PRESET_KEY,
+        help=t("tr.preset_help"),
+        on_change=_on_preset_change,
+        bind=controls.BIND,
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def render_controls() -> dict[str, Any]:
+    """Draw the grouped config controls; return {config field: value}."""
+    d = TransformerConfig()
+    col_model, col_attention, col_training = st.columns(3)
+    with col_model.expander(t("tr.group_model"), expanded=True):
+        values = {
+            "d_model": controls.select_slider(
+                "tr.d_model",
+                key="tr_d_model",
+                options=D_MODEL_OPTIONS,
+                value=d.d_model,
+                help_key="tr.d_model_help",
+            ),
+            "n_heads": controls.select_slider(
+                "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
+            ),
+            "n_layers": controls.slider(
+                "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
+            ),
+            "positional": controls.radio(
+                "tr.positional",
+                key="tr_pos",
+                options=POSITIONAL,
+                option_prefix="tr.positional_",
+                help_key="tr.positional_help",
+            ),
+            "norm_first": controls.toggle(
+                "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
+            ),
+        }
+    with col_attention.expander(t("tr.group_attention"), expanded=True):
+        values |= {
+            "scale": controls.radio(
+                "tr.scale",
+                key="tr_scale",
+                options=SCALES,
+                option_prefix="tr.scale_",
+                help_key="tr.scale_help",
+            ),
+            "custom_divisor": controls.number_input(
+                "tr.divisor",
+                key="tr_divisor",
+                min_value=0.1,
+                max_value=100.0,
+                value=d.custom_divisor,
+                step=0.5,
+                help_key="tr.divisor_help",
+            ),
+            "attn_dropout": controls.slider(
+                "tr.dropout",
+                key="tr_dropout",
+                min_value=0.0,
+                max_value=0.5,
+                value=d.attn_dropout,
+                step=0.05,
+                help_key="tr.dropout_help",
+            ),
+            "causal": controls.toggle(
+                "tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"
+            ),
+            "diversity_weight": controls.select_slider(
+                "tr.diversity",
+                key="tr_diversity",
+                options=DIVERSITY_OPTIONS,
+                value=d.diversity_weight,
+                format_func=_number,
+                help_key="tr.diversity_help",
+            ),
+        }
+    with col_training.expander(t("tr.group_training"), expanded=True):
+        values |= {
+            "learning_rate": controls.select_slider(
+                "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
+            ),
+            "batch_size": controls.select_slider(
+                "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
+            ),
+            "epochs": controls.slider(
+                "tr.epochs",
+                key="tr_epochs",
+                min_value=1,
+                max_value=MAX_EPOCHS_CONTROL,
+                value=d.epochs,
+                step=1,
+            ),
+            "seed": controls.seed("tr_seed", value=d.seed),
+        }
+    with col_training.expander(t("tr.group_data"), expanded=False):
+        values |= {
+            "seq_len": controls.select_slider(
+                "tr.seq_len",
+                key="tr_seq_len",
+                options=SEQ_LEN_OPTIONS,
+                value=d.seq_len,
+                help_key="tr.seq_len_help",
+            ),
+            "n_train": controls.select_slider(
+                "tr.n_train",
+                key="tr_n_train",
+                options=TRAIN_OPTIONS,
+                value=d.n_train,
+                help_key="tr.n_train_help",
+            ),
+            "momentum": controls.slider(
+                "tr.momentum",
+                key="tr_momentum",
+                min_value=0.0,
+                max_value=0.95,
+                value=d.momentum,
+                step=0.05,
+                help_key="tr.momentum_help",
+            ),
+        }
+    return values
+
+
+def make_config(values: dict[str, Any]) -> TransformerConfig:
+    """The config from control values (other fields keep their defaults).
+
+    Raises:
+        ValueError: from :class:`TransformerConfig` when the combination is invalid or too big.
+    """
+    cleaned = dict(values)
+    for name in ("d_model", "n_heads", "n_layers", "batch_size", "epochs", "seed", "seq_len", "n_train"):
+        cleaned[name] = int(cleaned[name])
+    for name in ("custom_divisor", "attn_dropout", "diversity_weight", "learning_rate", "momentum"):
+        cleaned[name] = float(cleaned[name])
+    return TransformerConfig(**cleaned)
+
+
+def preset_matches(config: TransformerConfig) -> bool:
+    """True when the controls still hold exactly the selected preset's values."""
+    name = st.session_state.get(PRESET_KEY)
+    return name in PRESETS and preset_config(name) == config
+
+
+# --------------------------------------------------------------------------------------------
+# Run state and buttons
+# --------------------------------------------------------------------------------------------
+
+
+def current_run() -> TrainResult | None:
+    """This session's run, or None."""
+    run = st.session_state.get(RUN)
+    return run if isinstance(run, TrainResult) else None
+
+
+def mode() -> str:
+    """idle, running, step, paused or done."""
+    return st.session_state.get(MODE, "idle")
+
+
+def _on_train() -> None:
+    st.session_state[MODE] = "running"
+    st.session_state[START_NEW] = True
+
+
+def _on_pause() -> None:
+    if st.session_state.get(MODE) in ("running", "step"):
+        st.session_state[MODE] = "paused"
+
+
+def _on_step() -> None:
+    st.session_state[MODE] = "step"
+    st.session_state[START_NEW] = True
+
+
+def _on_reset() -> None:
+    for key in (RUN, FINDINGS, WALL, NOTICE, REPLAY_MAX):
+        st.session_state.pop(key, None)
+    st.session_state[MODE] = "idle"
+
+
+def render_buttons(enabled: bool) -> None:
+    """Train / Pause / Step one epoch / Reset (keyed; they act through callbacks)."""
+    busy = mode() in ("running", "step")
+    cols = st.columns(4)
+    cols[0].button(
+        t("tr.btn_train"),
+        key="tr_btn_train",
+        icon=":material/play_arrow:",
+        on_click=_on_train,
+        disabled=not enabled or busy,
+        type="primary",
+        width="stretch",
+    )
+    cols[1].button(
+        t("tr.btn_pause"), key="tr_btn_pause", on_click=_on_pause, disabled=not busy, width="stretch"
+    )
+    cols[2].button(
+        t("tr.btn_step"), key="tr_btn_step", on_click=_on_step, disabled=not enabled or busy, width="stretch"
+    )
+    cols[3].button(t("tr.btn_reset"), key="tr_btn_reset", on_click=_on_reset, width="stretch")
+
+
+# --------------------------------------------------------------------------------------------
+# The server-wide slot limiter
+# --------------------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=4)
+def training_slots(capacity: int) -> threading.BoundedSemaphore:
+    """The server-wide semaphore: at most ``capacity`` trainings at once (one per capacity value)."""
+    return threading.BoundedSemaphore(capacity)
+
+
+@contextmanager
+def training_slot(on_wait: Callable[[], None], capacity: int = MAX_CONCURRENT) -> Iterator[None]:
+    """Hold one of the server's training slots for the block.
+
+    While none is free, ``on_wait`` is called every ``SLOT_POLL_S`` seconds; it must touch
+    Streamlit (show the "waiting" message), which is also where a Pause press or leaving the page
+    interrupts the wait.
+    """
+    slots = training_slots(capacity)
+    while not slots.acquire(timeout=SLOT_POLL_S):
+        on_wait()
+    try:
+        yield
+    finally:
+        slots.release()
+
+
+# --------------------------------------------------------------------------------------------
+# The live run
+# --------------------------------------------------------------------------------------------
+
+
+def _should_stop() -> bool:
+    # Reading session state is a Streamlit call: a pending rerun (a button, leaving the page)
+    # raises Streamlit's rerun exception right here, between two batches.
+    return st.session_state.get(MODE) not in ("running", "step")
+
+
+def train_live(
+    config: TransformerConfig,
+    *,
+    on_epoch: Callable[[TrainResult], None],
+    on_wait: Callable[[], None],
+) -> TrainResult:
+    """Train the session's run (starting it when needed) inside this script run.
+
+    ``on_epoch`` redraws the page's live charts. Returns when the run is finished, one epoch was
+    stepped, or the mode changed; raises Streamlit's rerun/stop exceptions when the user acts.
+    Updates ``tr_mode``, ``tr_wall`` and the history, then the caller reruns the page.
+    """
+    run = current_run()
+    may_start_new = st.session_state.pop(START_NEW, False)
+    if run is not None and not run.config.same_run_as(config):
+        if not may_start_new:
+            # A control changed while training: keep the run, wait for an explicit Train press.
+            st.session_state[MODE] = "paused"
+            return run
+        run = None
+    stepping = mode() == "step"
+    with training_slot(on_wait):
+        if run is None:
+            run = start_run(config)
+            st.session_state[RUN] = run
+            st.session_state[WALL] = 0.0
+            st.session_state.pop(FINDINGS, None)
+        if run.finished and config.epochs <= run.epochs_done and not stepping:
+            st.session_state[NOTICE] = "tr.notice_finished"
+            st.session_state[MODE] = "done"
+            return run
+        target = run.epochs_done + 1 if stepping else None
+        if stepping and target > config.epochs:
+            config = config.replace(epochs=target)  # stepping past the planned epochs extends the run
+        started = time.perf_counter()
+        try:
+            train(config, on_epoch=on_epoch, should_stop=_should_stop, resume=run, until_epoch=target)
+        finally:
+            st.session_state[WALL] = st.session_state.get(WALL, 0.0) + time.perf_counter() - started
+    st.session_state[MODE] = "done" if run.finished else "paused"
+    return run
+
+
+def check_mode(config: TransformerConfig | None) -> str:
+    """The mode to act on: a run cannot go on while the controls hold an invalid config."""
+    if config is None and mode() in ("running", "step"):
+        st.session_state[MODE] = "paused"
+    return mode()
+
+
+def follow_latest_epoch(run: TrainResult) -> None:
+    """Move the replay slider to the newest epoch whenever a new epoch has finished.
+
+    Call before the slider is drawn; the learner's own choice is kept until training moves on.
+    """
+    if st.session_state.get(REPLAY_MAX) != (id(run), run.epochs_done):
+        st.session_state[REPLAY_MAX] = (id(run), run.epochs_done)
+        st.session_state[REPLAY_KEY] = run.epochs_done
+
+
+def replay_slider(run: TrainResult) -> int:
+    """The bound epoch slider for replaying attention snapshots (0 .. epochs done).
+
+    Drawn with ``st.slider`` directly: when :func:`follow_latest_epoch` has set its value
+    through session state, passing a default as well would make Streamlit log a warning.
+    """
+    follow_latest_epoch(run)
+    value = None if REPLAY_KEY in st.session_state else run.epochs_done
+    return int(
+        st.slider(
+            t("tr.replay"),
+            min_value=0,
+            max_value=run.epochs_done,
+            value=value,
+            step=1,
+            key=REPLAY_KEY,
+            help=t("tr.replay_help"),
+            bind=controls.BIND,
+        )
+    )
+
+
+def config_error_key(values: dict[str, Any]) -> str:
+    """The i18n key that explains why ``values`` make no valid config."""
+    if int(values["d_model"]) % int(values["n_heads"]) != 0:
+        return "tr.error_heads"
+    return "tr.error_too_big"
+
+
+def findings(run: TrainResult) -> Findings:
+    """The run's measured findings, computed once per state of the run (kept in session state)."""
+    key = (id(run), run.batches_done)
+    cached = st.session_state.get(FINDINGS)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = measure_findings(run)
+    st.session_state[FINDINGS] = (key, value)
+    _record_history(run, value)
+    return value
+
+
+def _record_history(run: TrainResult, found: Findings) -> None:
+    history: list[dict[str, Any]] = st.session_state.setdefault(HISTORY, [])
+    diag = {d.id: d.value for d in found.diagnostics}
+    row = {
+        "run": id(run),
+        "preset": st.session_state.get(PRESET_KEY) if preset_matches(run.config) else None,
+        "config": asdict(run.config),
+        "epochs": run.epochs_done,
+        "val": found.val_loss,
+        "optimum": run.baselines["optimum"],
+        "last_value": run.baselines["last_value"],
+        "prefix": found.prefix_error,
+        "rollout": found.rollout["model"],
+        "shuffle": found.shuffle["ratio"],
+        "recent3": found.attention["recent3"],
+        "oscillation": diag["oscillation"],
+        "redundancy": diag["redundancy"],
+        "seconds": run.seconds,
+    }
+    history[:] = [r for r in history if r["run"] != row["run"]] + [row]
+    del history[:-HISTORY_ROWS]
+
+
+def history() -> list[dict[str, Any]]:
+    """This session's recent runs (at most ``HISTORY_ROWS``), oldest first."""
+    return list(st.session_state.get(HISTORY, []))
+
+
+def wall_seconds() -> float:
+    """Wall-clock seconds spent in ``train`` for the current run, page updates included."""
+    return float(st.session_state.get(WALL, 0.0))
+
+
+def pop_notice() -> str | None:
+    """An i18n key of a one-off message left by the previous run, if any."""
+    return st.session_state.pop(NOTICE, None)
+
+
+def history_table() -> list[dict[str, Any]]:
+    """This session's runs as table rows with translated column names (newest first)."""
+    rows = []
+    for r in reversed(history()):
+        cfg = r["config"]
+        name = t(f"tr.preset_{r['preset']}") if r["preset"] else t("tr.history_custom")
+        rows.append(
+            {
+                t("tr.hist_run"): name,
+                t("tr.hist_setup"): t(
+                    "tr.hist_setup_value",
+                    heads=cfg["n_heads"],
+                    pos=t(f"tr.positional_{cfg['positional']}"),
+                    scale=t(f"tr.scale_{cfg['scale']}"),
+                    causal=t("common.yes") if cfg["causal"] else t("common.no"),
+                ),
+                t("tr.hist_epochs"): r["epochs"],
+                t("tr.hist_val"): round(r["val"] / r["optimum"], 2),
+                t("tr.hist_prefix"): round(r["prefix"] / r["optimum"], 2),
+                t("tr.hist_shuffle"): round(r["shuffle"], 2),
+                t("tr.hist_recent3"): f"{r['recent3']:.0%}",
+                t("tr.hist_oscillation"): round(r["oscillation"], 2),
+                t("tr.hist_redundancy"): round(r["redundancy"], 3),
+                t("tr.hist_seconds"): round(r["seconds"], 1),
+            }
+        )
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Verdicts: which sentence describes the measured numbers (i18n keys)
+# --------------------------------------------------------------------------------------------
+
+#: The newest three positions must hold this many times uniform attention's share to count as
+#: "attention concentrates on recent positions".
+RECENT_FACTOR = 1.3
+#: Shuffling must multiply the error by this much to count as a collapse.
+COLLAPSE_RATIO = 2.0
+#: Honest one-step error over teacher-forced loss above which the model is said to cheat.
+LEAK_RATIO = 1.5
+
+
+def verdict_attention(found: Findings) -> str:
+    """``tr.verdict_recent_yes`` or ``tr.verdict_recent_no``."""
+    a = found.attention
+    return (
+        "tr.verdict_recent_yes"
+        if a["recent3"] >= RECENT_FACTOR * a["recent3_uniform"]
+        else "tr.verdict_recent_no"
+    )
+
+
+def verdict_shuffle(found: Findings, config: TransformerConfig) -> str:
+    """Which shuffle sentence applies (collapse / unaffected), with or without positions."""
+    ratio = found.shuffle["ratio"]
+    positions = "pos" if config.positional != "none" else "nopos"
+    if ratio >= COLLAPSE_RATIO:
+        return f"tr.verdict_shuffle_collapse_{positions}"
+    if ratio <= 1.2:
+        return f"tr.verdict_shuffle_same_{positions}"
+    return "tr.verdict_shuffle_some"
+
+
+def verdict_leak(found: Findings, config: TransformerConfig) -> str:
+    """Which causal-leak sentence applies (mask on; mask off and cheating; mask off, not yet)."""
+    if config.causal:
+        return "tr.verdict_leak_masked"
+    leak = found.prefix_error / found.val_loss if found.val_loss > 0 else float("inf")
+    return "tr.verdict_leak_cheats" if leak >= LEAK_RATIO else "tr.verdict_leak_not_yet"
