@@ -1,0 +1,167 @@
+"""The multi-head & positions page in AppTest: every control, both languages, odd URL values."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import assert_clean, open_page
+from ui.i18n import load_catalogue
+
+PAGE = "multi-head"
+EN = load_catalogue("en")
+ZH = load_catalogue("zh")
+#: The redundancy experiment at its cheapest, so tests that do not look at it stay fast.
+CHEAP = {"mh_red_d": "16", "mh_red_steps": "0"}
+
+
+def _opt(key: str) -> str:
+    """How a bound radio writes an option into the URL: its English label (``mh.pe_learned``...)."""
+    return EN[key]
+
+
+def _metrics(at) -> dict[str, float]:
+    return {m.label: float(m.value) for m in at.metric}
+
+
+def _charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def _texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_default_page_in_both_languages(lang):
+    at = open_page(PAGE, lang=lang)
+    assert_clean(at)
+    cat = EN if lang == "en" else ZH
+    assert at.title[0].value == cat["mh.title"]
+    assert [h.value for h in at.header][:2] == [cat["mh.heads_title"], cat["mh.lib_title"]]
+    # head grid, concat, bars, similarity, PE, kernel, two distance plots, permutation, redundancy
+    assert _charts(at) == 10
+    m = _metrics(at)
+    out64 = m[cat["mh.lib_output_diff"].format(dtype="float64")]
+    w64 = m[cat["mh.lib_weights_diff"].format(dtype="float64")]
+    out32 = m[cat["mh.lib_output_diff"].format(dtype="float32")]
+    assert out64 < 1e-12  # ours == torch.nn.MultiheadAttention with the same weights
+    assert w64 < 1e-12
+    assert 0 < out32 < 1e-5  # float32 rounding is visible but tiny
+    codes = [c.value for c in at.code]
+    assert any("view size is not compatible" in c for c in codes)  # torch's real error, live
+    # the redundancy table of the default experiment (d_model 64: H = 1..32)
+    red = at.table[-1].value
+    assert list(red.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
+    assert not at.warning
+
+
+def test_permutation_table_shows_the_symmetry_and_its_breaking():
+    at = open_page(PAGE, params=CHEAP)
+    assert_clean(at)
+    perm = at.table[1].value  # rows: none, sinusoidal, learned; columns: no mask, causal
+    values = perm.iloc[:, 1:].astype(float).to_numpy()
+    assert values[0, 0] < 1e-12  # no encoding, no mask: only rows and columns move
+    assert (values[1:, 0] > 1e-3).all()  # an encoding changes the map
+    assert (values[:, 1] > 1e-3).all()  # so does a causal mask, even without an encoding
+
+
+def test_every_model_control():
+    at = open_page(PAGE, params=CHEAP)
+    assert_clean(at)
+    at.select_slider(key="mh_d").set_value(48).run()
+    assert_clean(at)
+    assert at.select_slider(key="mh_heads").options == [str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24)]
+    at.select_slider(key="mh_heads").set_value(24).run()
+    assert_clean(at)
+    assert "d_k = 2, d_v = 2" in _texts(at)
+    at.radio(key="mh_dims").set_value("custom").run()
+    at.select_slider(key="mh_heads").set_value(5).run()
+    at.slider(key="mh_dk").set_value(3).run()
+    at.slider(key="mh_dv").set_value(7).run()
+    assert_clean(at)
+    assert "d_k = 3, d_v = 7" in _texts(at)
+    assert EN["mh.lib_custom_note"] in _texts(at)  # torch's module cannot take these widths
+    m = _metrics(at)
+    assert m[EN["mh.lib_output_diff"].format(dtype="float64")] < 1e-12
+    at.radio(key="mh_input").set_value("random").run()
+    at.slider(key="mh_len").set_value(17).run()
+    assert_clean(at)
+    assert "(1, 5, 17, 7)" in _texts(at)  # the contiguity demo runs on the page's own heads
+    for pe in ("sinusoidal", "learned", "none"):
+        at.radio(key="mh_pe").set_value(pe).run()
+        assert_clean(at)
+    at.radio(key="mh_mask").set_value("causal").run()
+    at.number_input(key="mh_seed").set_value(7).run()
+    assert_clean(at)
+    assert _charts(at) == 10
+
+
+def test_section_controls():
+    at = open_page(PAGE, params=CHEAP)
+    at.slider(key="mh_threshold").set_value(0.5).run()
+    assert_clean(at)
+    assert "pair(s) at or above 0.50: h" in _texts(at)  # random heads overlap a lot: some pairs pass
+    at.slider(key="mh_threshold").set_value(1.0).run()
+    assert EN["mh.pairs_none"].format(threshold=1.0) in _texts(at)
+    at.radio(key="mh_perm").set_value("reverse").run()
+    assert_clean(at)
+    order = next(c.value for c in at.caption if c.value.startswith("Shuffled order"))
+    assert order.endswith("10:tired, 9:was, 8:cat, 7:the, 6:because, 5:mat, 4:the, 3:on, 2:sat, 1:cat, 0:the")
+    at.select_slider(key="mh_perm_head").set_value(8).run()
+    assert_clean(at)
+    at.select_slider(key="mh_red_d").set_value(32).run()
+    at.select_slider(key="mh_red_steps").set_value(50).run()
+    assert_clean(at)
+    red = at.table[-1].value
+    assert list(red.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
+    assert red.iloc[0, 1] == "0.000"  # one head: nothing to repeat
+
+
+def test_one_head_and_contiguity_without_error():
+    at = open_page(PAGE, params={**CHEAP, "mh_dims": _opt("mh.dims_custom"), "mh_heads": "1", "mh_dv": "1"})
+    assert_clean(at)
+    assert EN["mh.one_head"] in _texts(at)
+    assert EN["mh.contig_no_error"] in _texts(at)  # H = 1: view after transpose works
+
+
+@pytest.mark.parametrize(
+    ("params", "warned"),
+    [
+        ({"mh_d": "64", "mh_heads": "7"}, "7"),
+        ({"mh_heads": "0"}, "0"),
+        ({"mh_heads": "abc"}, "abc"),
+        ({"mh_d": "abc"}, None),
+        ({"mh_d": "100000", "mh_len": "999", "mh_seed": "-5", "mh_dk": "0"}, None),
+        ({"mh_pe": "rotary", "mh_mask": "future", "mh_input": "poem", "mh_dims": "x"}, None),
+        ({"mh_threshold": "2", "mh_perm": "rotate", "mh_perm_head": "99"}, None),
+        ({"mh_red_d": "7", "mh_red_steps": "100000"}, None),
+    ],
+)
+def test_odd_url_values_fall_back(params, warned):
+    at = open_page(PAGE, params={**CHEAP, **params})
+    assert_clean(at)
+    assert _charts(at) == 10
+    if warned is None:
+        assert not at.warning
+    else:
+        assert len(at.warning) == 1
+        assert EN["mh.heads_fallback"].format(requested=warned, d_model=64, used=8) == at.warning[0].value
+        at.slider(key="mh_threshold").set_value(0.8).run()
+        assert not at.warning  # said once, not on every rerun
+
+
+def test_heads_fall_back_when_d_model_changes():
+    at = open_page(PAGE, params={**CHEAP, "mh_heads": "32"})
+    assert at.select_slider(key="mh_heads").value == 32
+    at.select_slider(key="mh_d").set_value(48).run()
+    assert_clean(at)
+    assert at.select_slider(key="mh_heads").value == 8
+    assert EN["mh.heads_fallback"].format(requested="32", d_model=48, used=8) == at.warning[0].value
+
+
+def test_chinese_page_uses_the_chinese_sentence():
+    at = open_page(PAGE, lang="zh", params={"mh_red_d": "16", "mh_red_steps": "0"})
+    assert_clean(at)
+    order = next(c.value for c in at.caption if c.value.startswith("打乱后的顺序"))
+    assert "小猫" in order
