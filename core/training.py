@@ -26,6 +26,7 @@ Shapes: B batch, T sequence length, H heads, L queries, S keys (L = S = T).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -315,6 +316,17 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
+def _on_one_thread(fn: Callable) -> Callable:
+    """Run ``fn`` inside :func:`one_thread` (the evaluation helpers are as small as training)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        with one_thread():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def train(
     config: TransformerConfig,
     on_epoch: Callable[[TrainResult], None] | None = None,
@@ -420,6 +432,7 @@ def predict(model: ToyTransformer, inputs: torch.Tensor) -> torch.Tensor:
     return predictions
 
 
+@_on_one_thread
 @torch.no_grad()
 def prefix_one_step_error(model: ToyTransformer, windows: torch.Tensor) -> float:
     """Honest next-step MSE: x[t+1] predicted from x[0..t] only (one forward pass per t).
@@ -436,6 +449,7 @@ def prefix_one_step_error(model: ToyTransformer, windows: torch.Tensor) -> float
     return float(torch.stack(errors).mean())
 
 
+@_on_one_thread
 @torch.no_grad()
 def rollout(model: ToyTransformer, windows: torch.Tensor, context: int) -> torch.Tensor:
     """Generate the rest of each window step by step from its first ``context`` values.
@@ -482,6 +496,7 @@ def rollout_error(
     }
 
 
+@_on_one_thread
 @torch.no_grad()
 def evaluate_shuffled(
     model: ToyTransformer, windows: torch.Tensor, *, seed: int = 0, repeats: int = 4
@@ -606,6 +621,7 @@ def loss_oscillation(val_loss: list[float] | np.ndarray) -> float:
     return float(np.clip(np.diff(np.log(v)), 0.0, None).sum())
 
 
+@_on_one_thread
 def diagnose(result: TrainResult, n_windows: int = 64) -> list[Diagnostic]:
     """Evaluate the post's five symptoms on a run, each flagged green / amber / red.
 
@@ -650,6 +666,7 @@ def diagnose(result: TrainResult, n_windows: int = 64) -> list[Diagnostic]:
     ]
 
 
+@_on_one_thread
 def attention_summary(result: TrainResult, n_windows: int = 64) -> dict[str, float]:
     """Where the attention mass goes on validation windows, in a few numbers.
 
