@@ -344,9 +344,11 @@ def cv_figure(
             line={"color": DATA_COLOR, "width": 2, "dash": "dot"},
         )
     )
-    fig.update_xaxes(title=x_title, type="log")
-    fig.update_yaxes(title=y_title, type="log")
-    return base_layout(fig, title=title, height=height)
+    fig.update_xaxes(title=x_title, type="log", dtick="D2")  # label 1, 2, 5 of each decade
+    fig.update_yaxes(title=y_title, type="log", dtick="D2")
+    base_layout(fig, title=title, height=height)
+    fig.update_layout(margin={"t": 100})  # room for the title above the legend
+    return fig
 
 
 def sweep_figure(

@@ -161,7 +161,7 @@ def post_claims_section() -> None:
     agrees = kr.in_post_range(h_g)
     verdict = t("kr.claim_agrees" if agrees else "kr.claim_disagrees")
     st.markdown(t("kr.claim_hstar", h=f"{h_g:.3f}", cv=f"{cv_g:.5f}", verdict=verdict))
-    excess = ", ".join(
+    excess = t("kr.list_sep").join(
         t("kr.claim_excess_item", h=f"{h:g}", cv=f"{cv:.5f}", pct=f"{100 * (cv / cv_g - 1):.0f}")
         for h, cv in claims["claim_cv"]
     )
@@ -189,7 +189,7 @@ def post_claims_section() -> None:
             truth=claims["truth_tp"],
         )
     )
-    sweep = ", ".join(
+    sweep = t("kr.list_sep").join(
         t("kr.claim_sweep_item", h=f"{h:g}", tp=tp_h, cv=f"{cv:.4f}") for h, tp_h, cv in claims["sweep"]
     )
     st.markdown(t("kr.claim_sweep", items=sweep))
