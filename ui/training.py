@@ -35,7 +35,7 @@ from core.presets import PRESETS, preset_config
 from core.training import Findings, TrainResult, measure_findings, start_run, train
 from core.transformer import POSITIONAL, SCALES, TransformerConfig
 from ui import controls
-from ui.i18n import t
+from ui.i18n import current_language, load_catalogue, t
 
 #: Trainings allowed at once on the whole server (each uses one CPU core).
 MAX_CONCURRENT = 2
@@ -93,6 +93,16 @@ CONTROL_FIELDS: dict[str, str] = {
 # --------------------------------------------------------------------------------------------
 
 
+def _labels(prefix: str) -> Callable[[str], str]:
+    """``format_func`` for option ids, bound to the language of this script run.
+
+    (A lazy ``t`` inside the lambda would be evaluated later, e.g. by AppTest outside the run,
+    in whatever language is current then.)
+    """
+    catalogue = load_catalogue(current_language())
+    return lambda option: catalogue.get(f"{prefix}{option}", t(f"{prefix}{option}"))
+
+
 def _write_preset(name: str, *, only_missing_from_url: bool = False) -> None:
     config = preset_config(name)
     for key, field in CONTROL_FIELDS.items():
@@ -119,7 +129,7 @@ def preset_selector() -> str:
     return st.selectbox(
         t("tr.preset"),
         options=list(PRESETS),
-        format_func=lambda name: t(f"tr.preset_{name}"),
+        format_func=_labels("tr.preset_"),
         key=PRESET_KEY,
         help=t("tr.preset_help"),
         on_change=_on_preset_change,
@@ -154,7 +164,7 @@ def render_controls() -> dict[str, Any]:
                 "tr.positional",
                 key="tr_pos",
                 options=POSITIONAL,
-                option_prefix="tr.positional_",
+                format_func=_labels("tr.positional_"),
                 help_key="tr.positional_help",
             ),
             "norm_first": controls.toggle(
@@ -167,7 +177,7 @@ def render_controls() -> dict[str, Any]:
                 "tr.scale",
                 key="tr_scale",
                 options=SCALES,
-                option_prefix="tr.scale_",
+                format_func=_labels("tr.scale_"),
                 help_key="tr.scale_help",
             ),
             "custom_divisor": controls.number_input(

@@ -1,0 +1,231 @@
+"""The training page in AppTest: tiny configs, every control, buttons, presets, both languages, odd URLs."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from core import training as core_training
+from core.presets import preset_config
+from tests.app.conftest import assert_clean, open_page
+from ui import training as ui_tr
+from ui.i18n import load_catalogue
+
+#: A run of a couple of seconds: 2 epochs of 4 batches on 8-value windows.
+TINY = {"tr_epochs": "2", "tr_n_train": "128", "tr_seq_len": "8", "tr_batch": "32"}
+
+
+def _run(at):
+    return at.session_state.get("tr_run", None)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_renders_before_training(lang):
+    at = open_page("training", lang=lang)
+    assert_clean(at)
+    cat = load_catalogue(lang)
+    assert at.title[0].value == cat["tr.title"]
+    assert at.button(key="tr_btn_train").label == cat["tr.btn_train"]
+    assert not at.button(key="tr_btn_train").disabled
+    assert at.button(key="tr_btn_pause").disabled  # nothing to pause yet
+    assert any(cat["tr.press_train"] in i.value for i in at.info)
+    assert _run(at) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_train_to_the_end_then_reset(lang):
+    at = open_page("training", lang=lang, params=TINY)
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    run = _run(at)
+    assert run.epochs_done == 2
+    assert at.session_state["tr_mode"] == "done"
+    cat = load_catalogue(lang)
+    assert [h.value for h in at.header] == [cat["tr.findings_title"]]
+    assert at.slider(key="tr_replay").value == 2  # the replay slider follows the newest epoch
+    # the page trains what core.train trains, number for number
+    reference = core_training.train(run.config)
+    assert run.val_loss == reference.val_loss
+    at.slider(key="tr_replay").set_value(0)
+    at.run()
+    assert_clean(at)
+    at.button(key="tr_btn_reset").click()
+    at.run()
+    assert_clean(at)
+    assert _run(at) is None
+    assert at.session_state["tr_mode"] == "idle"
+
+
+def test_step_then_resume_equals_one_run():
+    at = open_page("training", params=TINY)
+    at.button(key="tr_btn_step").click()
+    at.run()
+    assert_clean(at)
+    run = _run(at)
+    assert run.epochs_done == 1
+    assert at.session_state["tr_mode"] == "paused"
+    assert len(at.header) == 1  # findings shown while paused
+    at.button(key="tr_btn_train").click()  # resume
+    at.run()
+    assert_clean(at)
+    assert _run(at) is run
+    assert run.epochs_done == 2
+    straight = core_training.train(run.config)
+    assert run.batch_loss == straight.batch_loss
+    # a finished run: Train again only explains how to go on
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    assert any(load_catalogue("en")["tr.notice_finished"] in i.value for i in at.info)
+    assert _run(at).epochs_done == 2
+    # raising the epochs extends the same run
+    at.slider(key="tr_epochs").set_value(3)
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    assert _run(at) is run
+    assert run.epochs_done == 3
+
+
+def test_changing_a_control_does_not_discard_the_run_until_train_is_pressed():
+    at = open_page("training", params=TINY)
+    at.button(key="tr_btn_step").click()
+    at.run()
+    run = _run(at)
+    at.number_input(key="tr_seed").set_value(5)
+    at.run()
+    assert_clean(at)
+    assert _run(at) is run
+    assert any(load_catalogue("en")["tr.config_changed"] in w.value for w in at.warning)
+    at.button(key="tr_btn_step").click()  # an explicit press starts a new run with the new seed
+    at.run()
+    assert _run(at) is not run
+    assert _run(at).config.seed == 5
+
+
+@pytest.mark.parametrize(
+    ("preset", "control", "expected"),
+    [
+        ("heads32", "tr_heads", 32),
+        ("no_mask", "tr_causal", False),
+        ("no_scale", "tr_scale", "one"),
+        ("learned_dropout", "tr_pos", "learned"),
+        ("no_positions", "tr_pos", "none"),
+        ("heads32_diverse", "tr_diversity", 1.0),
+    ],
+)
+def test_presets_set_the_controls(preset, control, expected):
+    at = open_page("training", params=TINY)
+    at.selectbox(key="tr_preset").set_value(preset)
+    at.run()
+    assert_clean(at)
+    assert at.session_state[control] == expected
+    config = preset_config(preset)
+    assert at.session_state["tr_epochs"] == config.epochs  # every control, not just the one shown
+    assert at.session_state["tr_n_train"] == config.n_train
+    assert not any(load_catalogue("en")["tr.preset_modified"] == c.value for c in at.caption)
+    at.selectbox(key="tr_preset").set_value("post")
+    at.run()
+    assert at.session_state["tr_heads"] == 4
+    assert at.session_state["tr_causal"] is True
+
+
+def test_a_preset_link_sets_the_controls_it_does_not_name():
+    at = open_page("training", params={"tr_preset": "heads32", "tr_epochs": "3"})
+    assert_clean(at)
+    assert at.session_state["tr_heads"] == 32
+    assert at.session_state["tr_epochs"] == 3  # the link's own value wins
+
+
+def test_every_control_and_a_training_with_all_options_off_default():
+    at = open_page("training", params=TINY)
+    at.select_slider(key="tr_d_model").set_value(32)
+    at.select_slider(key="tr_heads").set_value(2)
+    at.slider(key="tr_layers").set_value(2)
+    at.radio(key="tr_pos").set_value("learned")
+    at.toggle(key="tr_pre_ln").set_value(False)
+    at.radio(key="tr_scale").set_value("custom")
+    at.number_input(key="tr_divisor").set_value(2.0)
+    at.slider(key="tr_dropout").set_value(0.1)
+    at.toggle(key="tr_causal").set_value(False)
+    at.select_slider(key="tr_diversity").set_value(0.1)
+    at.select_slider(key="tr_lr").set_value(0.01)
+    at.select_slider(key="tr_batch").set_value(64)
+    at.slider(key="tr_momentum").set_value(0.5)
+    at.number_input(key="tr_seed").set_value(3)
+    at.run()
+    assert_clean(at)
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    config = _run(at).config
+    assert (config.d_model, config.n_heads, config.n_layers, config.positional) == (32, 2, 2, "learned")
+    assert (config.norm_first, config.scale, config.custom_divisor, config.causal) == (
+        False,
+        "custom",
+        2.0,
+        False,
+    )
+    assert (config.attn_dropout, config.diversity_weight, config.learning_rate) == (0.1, 0.1, 0.01)
+    assert (config.batch_size, config.momentum, config.seed) == (64, 0.5, 3)
+    at.radio(key="tr_layer").set_value(2)  # two layers: a layer picker appears
+    at.run()
+    assert_clean(at)
+    cat = load_catalogue("en")
+    assert any(cat["tr.metric_prefix"] == m.label for m in at.metric)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"tr_heads": "7"},
+        {"tr_epochs": "9999"},
+        {"tr_pos": "rotary"},
+        {"tr_preset": "gpt4"},
+        {"tr_replay": "50"},
+        {"tr_lr": "banana"},
+        {"tr_seed": "-3"},
+        {"tr_causal": "maybe"},
+        {"tr_layer": "9"},
+    ],
+)
+def test_odd_url_values_fall_back(params):
+    at = open_page("training", params=params)
+    assert_clean(at)
+    assert not at.error
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_invalid_combination_shows_a_translated_error(lang):
+    at = open_page("training", lang=lang, params={"tr_d_model": "16", "tr_heads": "32"})
+    assert_clean(at)
+    assert at.error
+    assert at.error[0].value.startswith(load_catalogue(lang)["tr.error_heads"].split("{")[0])
+    assert at.button(key="tr_btn_train").disabled
+
+
+def test_slot_limiter_waits_and_stays_responsive():
+    slots = ui_tr.training_slots(1)
+    holder_ready, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        slots.acquire()
+        holder_ready.set()
+        release.wait(10)
+        slots.release()
+
+    threading.Thread(target=hold).start()
+    holder_ready.wait(5)
+    waits = []
+
+    def on_wait() -> None:
+        waits.append(1)
+        if len(waits) == 2:
+            release.set()
+
+    with ui_tr.training_slot(on_wait, capacity=1):
+        assert len(waits) >= 2  # it polled (and would have shown the message) while the slot was taken
+    assert slots.acquire(timeout=1)  # released again afterwards
+    slots.release()
