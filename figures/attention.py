@@ -218,11 +218,14 @@ def line_figure(
             yref="paper",
             text=vline_text,
             showarrow=False,
-            xanchor="left",
+            xanchor="right",
             yanchor="bottom",
             font={"size": 13, "color": "#555"},
         )
     fig.update_xaxes(title=x_title, type="log" if log_x else None)
+    if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
+        xs = np.asarray(x, dtype=float)
+        fig.update_xaxes(range=[float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05])
     fig.update_yaxes(title=y_title, type="log" if log_y else None, exponentformat="power" if log_y else None)
     return _legend_below(base_layout(fig, title=title, height=height))
 
