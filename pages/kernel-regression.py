@@ -17,6 +17,8 @@ from ui import controls
 from ui.i18n import t
 from ui.layout import page_header, show_figure
 
+#: Controls that only exist for uploaded data (their ranges follow the file's x range).
+CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
 MAPPING_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
 
 
@@ -76,6 +78,12 @@ def data_controls() -> kr.PageData:
         st.warning(t("kr.using_builtin_after_error", name=upload.name), icon=":material/warning:")
         return builtin
     st.info(t("kr.using_upload", name=upload.name, n=data.x.size), icon=":material/upload_file:")
+    fingerprint = kr.fingerprint(upload.getvalue())
+    if st.session_state.get("kr_csv_fingerprint") != fingerprint:
+        # A new file: its x range differs, so the scaled controls start again from their defaults.
+        st.session_state["kr_csv_fingerprint"] = fingerprint
+        for key in CSV_KEYS:
+            st.session_state.pop(key, None)
     return data
 
 

@@ -6,6 +6,7 @@ bounded number of entries. Shapes follow ``core``: x, y (N,), query grids (Q,), 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -99,6 +100,11 @@ def uploaded(content: bytes, max_rows: int) -> PageData:
         raise CsvError("no_spread", "all x values are equal")
     grid = np.linspace(x[0], x[-1], FIT_POINTS)
     return PageData(x=x, y=y, grid=grid, truth=None, scale=spread / 6.0, uploaded=True)
+
+
+def fingerprint(content: bytes) -> str:
+    """A short digest identifying an uploaded file's content."""
+    return hashlib.sha256(content).hexdigest()[:16]
 
 
 def csv_error_message(err: CsvError) -> str:

@@ -286,6 +286,45 @@ def test_good_upload_is_fitted_with_scaled_controls():
     assert at.select_slider(key="kr_h_csv").value != h or at.button(key="kr_use_hstar").disabled
 
 
+def test_a_second_file_with_another_range_resets_the_scaled_controls():
+    at = open_page(PAGE)
+    first = "\n".join(f"{i / 10},{i % 7}" for i in range(120)).encode()
+    at.file_uploader(key="kr_upload").set_value(("a.csv", first, "text/csv"))
+    at.run()
+    at.slider(key="kr_xq_csv").set_value(11.9)
+    at.run()
+    assert_clean(at)
+    second = "\n".join(f"{-1000 + i},{i % 3}" for i in range(300)).encode()  # x in [-1000, -701]
+    at.file_uploader(key="kr_upload").set_value(("b.csv", second, "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert -1000 <= at.slider(key="kr_xq_csv").value <= -701
+    assert len(at.get("plotly_chart")) == len(FIGURES)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"1,2\n3,4\n",  # the fewest rows allowed
+        b"1,2\n1,3\n2,4\n2,5\n",  # repeated x
+        "\n".join(f"{i * 1e11},{i % 5}" for i in range(50)).encode(),  # huge x
+        "\n".join(f"{i * 1e-11},{i % 5}" for i in range(50)).encode(),  # tiny x
+        "\n".join(f"{i},5" for i in range(30)).encode(),  # constant y
+    ],
+    ids=["two_rows", "repeated_x", "huge_x", "tiny_x", "constant_y"],
+)
+def test_unusual_but_valid_files(content):
+    at = open_page(PAGE)
+    at.file_uploader(key="kr_upload").set_value(("odd.csv", content, "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert not at.error
+    at.button(key="kr_use_hstar").click()
+    at.run()
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == len(FIGURES)
+
+
 BAD_FILES = [
     ("picture.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a text"),
     ("one.csv", b"x\n1\n2\n3\n", "only one column"),
