@@ -102,13 +102,9 @@ def test_two_dimensional_choice_from_a_url():
 @pytest.mark.parametrize(
     "params",
     [
-        {"k2a_h": "0"},
-        {"k2a_h": "-1", "k2a_x0": "1e9"},
-        {"k2a_n": "100000"},
-        {"k2a_seed": "-5"},
-        {"k2a_tau": "abc", "k2a_spread": "99", "k2a_dim": "3"},
-        {"k2a_steps": "1000000", "k2a_lr": "5", "k2a_h0": "0"},
-        {"k2a_dims": "3d"},
+        {"k2a_h": "0", "k2a_x0": "1e9", "k2a_n": "100000", "k2a_seed": "-5"},
+        {"k2a_h": "-1", "k2a_tau": "abc", "k2a_spread": "99", "k2a_dim": "3"},
+        {"k2a_steps": "1000000", "k2a_lr": "5", "k2a_h0": "0", "k2a_dims": "3d"},
     ],
 )
 def test_odd_url_values_never_break_the_page(params):
