@@ -118,6 +118,7 @@ def concat_heatmap(
         hover_template="%{y}<br>col %{x}<br>%{z:.3f}<extra></extra>",
     )
     fig.update_yaxes(type="category")
+    fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(concat.shape[1] / 12)))  # whole columns only
     for h in range(1, n_heads):
         fig.add_vline(x=h * width - 0.5, line={"color": "black", "width": 2 if n_heads <= 8 else 1})
     if n_heads <= 16:

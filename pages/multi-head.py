@@ -400,17 +400,16 @@ def section_redundancy(seed: int) -> None:
         bar.progress(done / len(heads), text=t("mh.red_progress"))
     bar.empty()
     init_name, trained_name = t("mh.red_init"), t("mh.red_trained", steps=steps)
+    series = [(init_name, [p.redundancy_init if p.n_heads > 1 else None for p in points])]
+    support = [(init_name, [p.support_init for p in points])]
+    if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
+        series.append((trained_name, [p.redundancy_trained if p.n_heads > 1 else None for p in points]))
+        support.append((trained_name, [p.support_trained for p in points]))
     show_figure(
         figs.redundancy_curve(
             heads,
-            [
-                (init_name, [p.redundancy_init if p.n_heads > 1 else None for p in points]),
-                (trained_name, [p.redundancy_trained if p.n_heads > 1 else None for p in points]),
-            ],
-            [
-                (init_name, [p.support_init for p in points]),
-                (trained_name, [p.support_trained for p in points]),
-            ],
+            series,
+            support,
             titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
             x_title=t("mh.heads_axis"),
             y_titles=(t("mh.red_y"), t("mh.support_y")),
