@@ -270,7 +270,11 @@ class LibraryComparison:
 
 
 def compare_with_library(
-    module: MultiHeadAttention, x: torch.Tensor, mask: torch.Tensor | None = None, *, dtype=torch.float64
+    module: MultiHeadAttention,
+    x: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    dtype: torch.dtype = torch.float64,
 ) -> LibraryComparison:
     """Run ``module`` (self-attention on ``x``) and a library implementation with the same weights.
 
