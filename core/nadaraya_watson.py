@@ -37,6 +37,9 @@ from core.kernels import KERNELS, SUPPORT, check_kernel
 
 #: Elements of the largest kernel block nw_predict builds at once (2**20 float64 = 8 MiB).
 PREDICT_BLOCK = 2**20
+#: Queries per nw_predict chunk when N is small: blocks that stay in cache and narrow windows are
+#: several times faster than one big block (measured: 64 rows, 1 ms vs 12 ms for Q = 500, N = 1,000).
+PREDICT_ROWS = 64
 #: Largest block of differences loo_cv_errors keeps (2**22 float64 = 32 MiB): cached up to N = 2048.
 LOO_BLOCK = 2**22
 #: Rows per LOO block: small blocks keep each block's window of samples narrow.
@@ -190,7 +193,7 @@ def nw_predict(
         x_query: (Q,) query points (any order; the result follows this order).
         kernel: a name in ``core.kernels.KERNELS``.
         bandwidth: h > 0, in the units of x.
-        chunk_size: queries per chunk; default ``max(1, PREDICT_BLOCK // N)``.
+        chunk_size: queries per chunk; default ``min(PREDICT_ROWS, max(1, PREDICT_BLOCK // N))``.
 
     Returns:
         (Q,) predictions; NaN where a query has zero total kernel weight (only possible with a
@@ -205,7 +208,7 @@ def nw_predict(
     xt, yt = _check_train(x_train, y_train)
     xq = _as_1d("x_query", x_query)
     if chunk_size is None:
-        chunk_size = max(1, PREDICT_BLOCK // xt.size)
+        chunk_size = min(PREDICT_ROWS, max(1, PREDICT_BLOCK // xt.size))
     elif isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
 
