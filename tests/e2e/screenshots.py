@@ -60,10 +60,18 @@ def main() -> None:
                     sep = "&" if "?" in path else "?"
                     page.goto(f"{base}/{path}{sep}lang={lang}")
                     wait_for_app(page)
-                    page.wait_for_timeout(1500)
+                    # Streamlit scrolls inside stMain, so "full_page" alone shows only the
+                    # viewport: grow the viewport to the content, then let lazy parts draw.
+                    height = page.evaluate(
+                        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain] *')]"
+                        ".slice(0, 1).map(e => e.scrollHeight), document.body.scrollHeight)"
+                    )
+                    page.set_viewport_size({"width": args.width, "height": min(int(height) + 100, 16000)})
+                    page.wait_for_timeout(2500)
                     name = path.replace("?", "_").replace("&", "_").replace("=", "-")
                     target = out / f"{name}.{lang}.png"
                     page.screenshot(path=str(target), full_page=True)
+                    page.set_viewport_size({"width": args.width, "height": 1000})
                     print(target)
             browser.close()
     finally:
