@@ -76,7 +76,7 @@ def main() -> None:
     evaluations_at_1000 = None
     for n in SIZES:
         x, y = _data(n)
-        ours = best_time(lambda x=x, y=y: select_bandwidth(x, y), repeat=3 if n <= 1000 else 1)
+        ours = best_time(lambda x=x, y=y: select_bandwidth(x, y), repeat=5 if n <= 1000 else 1)
         h = select_bandwidth(x, y)
         if n <= SM_FULL_MAX:
             sm_s, h_sm, evals = _statsmodels_cv_ls(x, y)
