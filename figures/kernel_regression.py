@@ -103,7 +103,9 @@ def fit_figure(
         )
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title)
-    return base_layout(fig, title=title, height=height)
+    base_layout(fig, title=title, height=height)
+    fig.update_layout(margin={"t": 90})  # room for the title above the legend
+    return fig
 
 
 def attention_row_figure(
