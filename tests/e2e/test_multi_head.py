@@ -32,7 +32,7 @@ def test_page_renders_every_chart(page, lang, cat):
     assert page.locator("h1").first.inner_text().strip() == cat["mh.title"]
     assert page.locator('[data-testid="stPlotlyChart"]').count() == CHARTS
     # torch's own error message from the contiguous() pitfall is on the page
-    assert page.get_by_text("view size is not compatible", exact=False).count() >= 1
+    page.get_by_text("view size is not compatible", exact=False).first.wait_for(timeout=RUN_TIMEOUT_MS)
     # the redundancy section finished: its table and the honest reading under it are there
     page.get_by_text(cat["mh.red_honest"][:30], exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
     assert page.get_by_text(cat["mh.red_col_trained"], exact=False).count() >= 1
@@ -43,8 +43,8 @@ def test_heads_not_dividing_d_model_warn_and_fall_back(page):
     page.open("multi-head", lang="en", mh_d="64", mh_heads="7", **CHEAP)
     _wait_for_charts(page)
     warning = EN["mh.heads_fallback"].format(requested="7", d_model=64, used=8)
-    assert page.get_by_text(warning, exact=True).count() == 1
-    assert page.get_by_text("H = 8 heads", exact=False).count() == 1
+    page.get_by_text(warning, exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    page.get_by_text("H = 8 heads", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
     assert_no_exception(page)
 
 
@@ -60,7 +60,9 @@ def test_a_control_reruns_the_page(page):
     _wait_for_charts(page)
     page.get_by_text(EN["mh.mask_causal"], exact=True).first.click()
     page.wait_for_function("window.location.search.includes('mh_mask=causal')", timeout=RUN_TIMEOUT_MS)
+    # the rerun is done when the permutation figure is titled with the new mask
+    title = EN["mh.fig_perm_title"].format(head=1, mask=EN["mh.mask_causal"])
+    page.get_by_text(title, exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page)
     _wait_for_charts(page)
-    assert page.get_by_text(EN["mh.fig_perm_title"].format(head=1, mask=EN["mh.mask_causal"])).count() == 1
     assert_no_exception(page)
