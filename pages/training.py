@@ -6,6 +6,8 @@ Thin page: controls and the live run live in ``ui.training``; the model and the 
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from core.training import Findings, TrainResult
@@ -16,6 +18,9 @@ from ui.i18n import t
 from ui.layout import page_header, show_figure
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
+#: While training, charts are redrawn after an epoch only if this long has passed since the last
+#: redraw: fast epochs would otherwise queue more chart renders than a browser can keep up with.
+CHART_INTERVAL_S = 0.7
 
 
 class LiveView:
@@ -30,6 +35,7 @@ class LiveView:
             left, right = st.columns(2)
             self.loss, self.attention = left.empty(), right.empty()
         self.draws = 0
+        self.last_chart = -float("inf")
 
     def draw(self, run: TrainResult, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
@@ -40,18 +46,23 @@ class LiveView:
         self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=config.epochs))
         last = run.train_loss[-1] if run.train_loss else float("nan")
         rate = run.epochs_done / run.seconds if run.seconds > 0 else 0.0
-        self.status.caption(
-            t(
-                "tr.status",
-                epoch=run.epochs_done,
-                total=config.epochs,
-                rate=rate,
-                train=last,
-                val=run.val_loss[-1],
-                last_value=run.baselines["last_value"],
-                optimum=run.baselines["optimum"],
-            )
+        status = t(
+            "tr.status",
+            epoch=run.epochs_done,
+            total=config.epochs,
+            steps=run.batches_done,
+            rate=rate,
+            train=last,
+            val=run.val_loss[-1],
+            last_value=run.baselines["last_value"],
+            optimum=run.baselines["optimum"],
         )
+        if not live and run.cursor is not None:  # paused in the middle of an epoch
+            status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
+        self.status.caption(status)
+        if live and time.monotonic() - self.last_chart < CHART_INTERVAL_S:
+            return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
+        self.last_chart = time.monotonic()
         loss_fig = figs.loss_curves(
             run.train_loss,
             run.val_loss,
@@ -213,6 +224,7 @@ def render_findings(run: TrainResult) -> None:
 
 def render() -> None:
     page_header("tr.title", "tr.intro")
+    ui_tr.on_page_start()
     with st.expander(t("tr.task_title")):
         st.markdown(t("tr.task_body"))
         st.latex(r"x_{t+1} = x_t + d_{t+1}, \qquad d_{t+1} = m\, d_t + \sigma\, \varepsilon_{t+1}")

@@ -2,22 +2,20 @@
 
 The live run follows Streamlit's own execution model instead of fighting it: training happens
 inside the script run, in ``core.training.train``; after every epoch ``on_epoch`` redraws the
-charts into ``st.empty`` placeholders. A button press (Pause, Step, Reset), any other widget,
-leaving the page or closing the tab makes Streamlit request a rerun (or a stop); the running
-script sees that request at its next Streamlit call and raises Streamlit's control exception
-there. ``should_stop`` reads ``st.session_state`` before every batch, and reading session state
-is such a call, so the loop ends within one batch. The :class:`core.training.TrainResult` lives
-in ``st.session_state`` from before the first batch and is trained in place, so the interrupted
-run resumes exactly where it stopped.
+charts into ``st.empty`` placeholders. A button press (Pause, Step, Reset), any other control,
+leaving the page or closing the tab makes Streamlit stop the running script (with
+``runner.fastReruns``, the default, it starts the next run at once and raises a stop signal in
+the old one at its next Streamlit call). ``should_stop`` reads ``st.session_state`` before every
+batch, and reading session state is such a call, so the loop ends within one batch. The
+:class:`core.training.TrainResult` lives in this session's :class:`LiveState` from before the
+first batch and is trained in place, so the interrupted run resumes exactly where it stopped.
 
 Only ``MAX_CONCURRENT`` trainings run at once on the whole server (a ``threading.BoundedSemaphore``
 shared through ``st.cache_resource``); a session beyond that polls for a free slot, showing a
 "waiting" message, and stays responsive because every poll touches Streamlit.
 
-Session-state keys (all prefixed ``tr_``): ``tr_run`` the current run, ``tr_mode`` (idle, running,
-step, paused, done), ``tr_findings`` the measured findings of the run's latest state,
-``tr_history`` a short table of this session's finished runs, ``tr_wall`` wall seconds spent in
-``train`` (callbacks included) and ``tr_notice`` a message for the next run.
+Session state: ``tr_live`` (the :class:`LiveState`), ``tr_replay_max`` (the replay slider's
+follow-the-newest-epoch mark) and the page's widgets, all prefixed ``tr_``.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import streamlit as st
@@ -44,18 +42,12 @@ SLOT_POLL_S = 0.5
 #: Rows kept in the per-session history of runs.
 HISTORY_ROWS = 8
 
-RUN, MODE, FINDINGS, HISTORY, WALL, NOTICE = (
-    "tr_run",
-    "tr_mode",
-    "tr_findings",
-    "tr_history",
-    "tr_wall",
-    "tr_notice",
-)
+#: Session-state key of the :class:`LiveState`.
+LIVE = "tr_live"
 PRESET_KEY = "tr_preset"
-#: Set by the Train/Step buttons: this script run may replace an incompatible run by a new one.
-START_NEW = "tr_start_new"
 REPLAY_KEY, REPLAY_MAX = "tr_replay", "tr_replay_max"
+#: A widget of this page whose state Streamlit drops when another page runs (see on_page_start).
+SENTINEL = "tr_btn_reset"
 
 D_MODEL_OPTIONS = [16, 32, 64, 128]
 HEAD_OPTIONS = [1, 2, 4, 8, 16, 32]
@@ -105,10 +97,10 @@ def _labels(prefix: str) -> Callable[[str], str]:
 
 def _write_preset(name: str, *, only_missing_from_url: bool = False) -> None:
     config = preset_config(name)
-    for key, field in CONTROL_FIELDS.items():
+    for key, name_ in CONTROL_FIELDS.items():
         if only_missing_from_url and key in st.query_params:
             continue
-        st.session_state[key] = getattr(config, field)
+        st.session_state[key] = getattr(config, name_)
 
 
 def _on_preset_change() -> None:
@@ -282,36 +274,95 @@ def preset_matches(config: TransformerConfig) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass
+class LiveState:
+    """Everything about this session's run, in one mutable object kept in ``st.session_state``.
+
+    Plain attributes rather than separate session-state keys, for a reason: Streamlit stops an
+    interrupted script by raising at its next Streamlit call, and raises *again* at every later
+    one. The interrupted thread's clean-up (release the lock, add the wall time) must therefore
+    not touch Streamlit; it updates this object instead.
+
+    Attributes:
+        run: the current :class:`TrainResult` (trained in place), or None.
+        mode: idle, running, step, paused or done.
+        start_new: set by Train/Step: this script run may replace an incompatible run.
+        wall: wall seconds spent in ``train`` for this run, page updates included.
+        findings: (key, :class:`Findings`) of the run's latest state.
+        notice: an i18n key to show once.
+        lock: held while a thread trains or measures the run. With Streamlit's fast reruns a new
+            script run starts while the interrupted one is still finishing its batch; the lock
+            keeps the two from touching the model at once.
+        history: rows of this session's recent runs (at most ``HISTORY_ROWS``).
+    """
+
+    run: TrainResult | None = None
+    mode: str = "idle"
+    start_new: bool = False
+    wall: float = 0.0
+    findings: tuple[tuple[int, int], Findings] | None = None
+    notice: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def live() -> LiveState:
+    """This session's :class:`LiveState` (created on first use)."""
+    state = st.session_state.get(LIVE)
+    if not isinstance(state, LiveState):
+        state = LiveState()
+        st.session_state[LIVE] = state
+    return state
+
+
 def current_run() -> TrainResult | None:
     """This session's run, or None."""
-    run = st.session_state.get(RUN)
-    return run if isinstance(run, TrainResult) else None
+    return live().run
 
 
 def mode() -> str:
     """idle, running, step, paused or done."""
-    return st.session_state.get(MODE, "idle")
+    return live().mode
+
+
+def on_page_start() -> None:
+    """Call first on the page: settle the run, and bring a run left by leaving the page back paused.
+
+    Streamlit drops the state of widgets a finished script run did not draw, so the training
+    page's own buttons are missing from session state exactly when another page ran since.
+    (A button press or any control on this page keeps them.)
+    """
+    state = live()
+    if state.mode in ("running", "step") and SENTINEL not in st.session_state:
+        state.mode = "paused"
+    # An interrupted run may still be finishing its batch in the old script thread (fast
+    # reruns start this run at once): wait for it, so the page shows the run as it will stay.
+    with _holding(state.lock, lambda: st.session_state.get(LIVE)):
+        pass
 
 
 def _on_train() -> None:
-    st.session_state[MODE] = "running"
-    st.session_state[START_NEW] = True
+    state = live()
+    state.mode, state.start_new = "running", True
 
 
 def _on_pause() -> None:
-    if st.session_state.get(MODE) in ("running", "step"):
-        st.session_state[MODE] = "paused"
+    state = live()
+    if state.mode in ("running", "step"):
+        state.mode = "paused"
 
 
 def _on_step() -> None:
-    st.session_state[MODE] = "step"
-    st.session_state[START_NEW] = True
+    state = live()
+    state.mode, state.start_new = "step", True
 
 
 def _on_reset() -> None:
-    for key in (RUN, FINDINGS, WALL, NOTICE, REPLAY_MAX):
-        st.session_state.pop(key, None)
-    st.session_state[MODE] = "idle"
+    state = live()
+    with state.lock:  # an interrupted thread may still be finishing its batch
+        state.run, state.findings, state.notice, state.wall = None, None, None, 0.0
+        state.mode = "idle"
+    st.session_state.pop(REPLAY_MAX, None)
 
 
 def render_buttons(enabled: bool) -> None:
@@ -328,12 +379,24 @@ def render_buttons(enabled: bool) -> None:
         width="stretch",
     )
     cols[1].button(
-        t("tr.btn_pause"), key="tr_btn_pause", on_click=_on_pause, disabled=not busy, width="stretch"
+        t("tr.btn_pause"),
+        key="tr_btn_pause",
+        icon=":material/pause:",
+        on_click=_on_pause,
+        disabled=not busy,
+        width="stretch",
     )
     cols[2].button(
-        t("tr.btn_step"), key="tr_btn_step", on_click=_on_step, disabled=not enabled or busy, width="stretch"
+        t("tr.btn_step"),
+        key="tr_btn_step",
+        icon=":material/skip_next:",
+        on_click=_on_step,
+        disabled=not enabled or busy,
+        width="stretch",
     )
-    cols[3].button(t("tr.btn_reset"), key="tr_btn_reset", on_click=_on_reset, width="stretch")
+    cols[3].button(
+        t("tr.btn_reset"), key=SENTINEL, icon=":material/restart_alt:", on_click=_on_reset, width="stretch"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,15 +427,27 @@ def training_slot(on_wait: Callable[[], None], capacity: int = MAX_CONCURRENT) -
         slots.release()
 
 
+@contextmanager
+def _holding(lock: threading.Lock, on_wait: Callable[[], None]) -> Iterator[None]:
+    """Hold ``lock``, calling ``on_wait`` (a Streamlit call) while another thread has it."""
+    while not lock.acquire(timeout=0.05):
+        on_wait()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 # --------------------------------------------------------------------------------------------
 # The live run
 # --------------------------------------------------------------------------------------------
 
 
 def _should_stop() -> bool:
-    # Reading session state is a Streamlit call: a pending rerun (a button, leaving the page)
-    # raises Streamlit's rerun exception right here, between two batches.
-    return st.session_state.get(MODE) not in ("running", "step")
+    # Reading session state is a Streamlit call: when the user has acted (a button, another
+    # control, another page, closing the tab) Streamlit raises its stop signal right here,
+    # between two batches. The returned value only matters outside a Streamlit run.
+    return st.session_state[LIVE].mode not in ("running", "step")
 
 
 def train_live(
@@ -380,31 +455,30 @@ def train_live(
     *,
     on_epoch: Callable[[TrainResult], None],
     on_wait: Callable[[], None],
-) -> TrainResult:
+) -> TrainResult | None:
     """Train the session's run (starting it when needed) inside this script run.
 
-    ``on_epoch`` redraws the page's live charts. Returns when the run is finished, one epoch was
-    stepped, or the mode changed; raises Streamlit's rerun/stop exceptions when the user acts.
-    Updates ``tr_mode``, ``tr_wall`` and the history, then the caller reruns the page.
+    ``on_epoch`` redraws the page's live charts; ``on_wait`` shows the "waiting for a free slot"
+    message. Returns when the run is finished, one epoch was stepped, or the mode changed, with
+    the mode updated (the caller then reruns the page). When the user acts, Streamlit's stop
+    signal is raised inside instead; the slot, the lock and the wall time are still looked after.
     """
-    run = current_run()
-    may_start_new = st.session_state.pop(START_NEW, False)
-    if run is not None and not run.config.same_run_as(config):
-        if not may_start_new:
-            # A control changed while training: keep the run, wait for an explicit Train press.
-            st.session_state[MODE] = "paused"
-            return run
-        run = None
-    stepping = mode() == "step"
-    with training_slot(on_wait):
+    state = live()
+    may_start_new, state.start_new = state.start_new, False
+    stepping = state.mode == "step"
+    with _holding(state.lock, lambda: st.session_state.get(LIVE)), training_slot(on_wait):
+        run = state.run
+        if run is not None and not run.config.same_run_as(config):
+            if not may_start_new:
+                # A control changed while training: keep the run, wait for an explicit press.
+                state.mode = "paused"
+                return run
+            run = None
         if run is None:
             run = start_run(config)
-            st.session_state[RUN] = run
-            st.session_state[WALL] = 0.0
-            st.session_state.pop(FINDINGS, None)
+            state.run, state.wall, state.findings = run, 0.0, None
         if run.finished and config.epochs <= run.epochs_done and not stepping:
-            st.session_state[NOTICE] = "tr.notice_finished"
-            st.session_state[MODE] = "done"
+            state.notice, state.mode = "tr.notice_finished", "done"
             return run
         target = run.epochs_done + 1 if stepping else None
         if stepping and target > config.epochs:
@@ -413,16 +487,17 @@ def train_live(
         try:
             train(config, on_epoch=on_epoch, should_stop=_should_stop, resume=run, until_epoch=target)
         finally:
-            st.session_state[WALL] = st.session_state.get(WALL, 0.0) + time.perf_counter() - started
-    st.session_state[MODE] = "done" if run.finished else "paused"
+            state.wall += time.perf_counter() - started  # no Streamlit call here (see LiveState)
+        state.mode = "done" if run.finished else "paused"
     return run
 
 
 def check_mode(config: TransformerConfig | None) -> str:
     """The mode to act on: a run cannot go on while the controls hold an invalid config."""
-    if config is None and mode() in ("running", "step"):
-        st.session_state[MODE] = "paused"
-    return mode()
+    state = live()
+    if config is None and state.mode in ("running", "step"):
+        state.mode = "paused"
+    return state.mode
 
 
 def follow_latest_epoch(run: TrainResult) -> None:
@@ -466,18 +541,18 @@ def config_error_key(values: dict[str, Any]) -> str:
 
 def findings(run: TrainResult) -> Findings:
     """The run's measured findings, computed once per state of the run (kept in session state)."""
+    state = live()
     key = (id(run), run.batches_done)
-    cached = st.session_state.get(FINDINGS)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    value = measure_findings(run)
-    st.session_state[FINDINGS] = (key, value)
-    _record_history(run, value)
+    if state.findings is not None and state.findings[0] == key:
+        return state.findings[1]
+    with _holding(state.lock, lambda: st.session_state.get(LIVE)):
+        value = measure_findings(run)
+    state.findings = (key, value)
+    _record_history(state, run, value)
     return value
 
 
-def _record_history(run: TrainResult, found: Findings) -> None:
-    history: list[dict[str, Any]] = st.session_state.setdefault(HISTORY, [])
+def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None:
     diag = {d.id: d.value for d in found.diagnostics}
     row = {
         "run": id(run),
@@ -495,23 +570,25 @@ def _record_history(run: TrainResult, found: Findings) -> None:
         "redundancy": diag["redundancy"],
         "seconds": run.seconds,
     }
-    history[:] = [r for r in history if r["run"] != row["run"]] + [row]
-    del history[:-HISTORY_ROWS]
+    state.history[:] = [r for r in state.history if r["run"] != row["run"]] + [row]
+    del state.history[:-HISTORY_ROWS]
 
 
 def history() -> list[dict[str, Any]]:
     """This session's recent runs (at most ``HISTORY_ROWS``), oldest first."""
-    return list(st.session_state.get(HISTORY, []))
+    return list(live().history)
 
 
 def wall_seconds() -> float:
     """Wall-clock seconds spent in ``train`` for the current run, page updates included."""
-    return float(st.session_state.get(WALL, 0.0))
+    return live().wall
 
 
 def pop_notice() -> str | None:
     """An i18n key of a one-off message left by the previous run, if any."""
-    return st.session_state.pop(NOTICE, None)
+    state = live()
+    notice, state.notice = state.notice, None
+    return notice
 
 
 def history_table() -> list[dict[str, Any]]:

@@ -16,8 +16,12 @@ from ui.i18n import load_catalogue
 TINY = {"tr_epochs": "2", "tr_n_train": "128", "tr_seq_len": "8", "tr_batch": "32"}
 
 
+def _live(at) -> ui_tr.LiveState:
+    return at.session_state["tr_live"]
+
+
 def _run(at):
-    return at.session_state.get("tr_run", None)
+    return _live(at).run
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -41,7 +45,7 @@ def test_train_to_the_end_then_reset(lang):
     assert_clean(at)
     run = _run(at)
     assert run.epochs_done == 2
-    assert at.session_state["tr_mode"] == "done"
+    assert _live(at).mode == "done"
     cat = load_catalogue(lang)
     assert [h.value for h in at.header] == [cat["tr.findings_title"]]
     assert at.slider(key="tr_replay").value == 2  # the replay slider follows the newest epoch
@@ -55,7 +59,7 @@ def test_train_to_the_end_then_reset(lang):
     at.run()
     assert_clean(at)
     assert _run(at) is None
-    assert at.session_state["tr_mode"] == "idle"
+    assert _live(at).mode == "idle"
 
 
 def test_step_then_resume_equals_one_run():
@@ -65,7 +69,7 @@ def test_step_then_resume_equals_one_run():
     assert_clean(at)
     run = _run(at)
     assert run.epochs_done == 1
-    assert at.session_state["tr_mode"] == "paused"
+    assert _live(at).mode == "paused"
     assert len(at.header) == 1  # findings shown while paused
     at.button(key="tr_btn_train").click()  # resume
     at.run()

@@ -1,0 +1,127 @@
+"""The training page in Chromium: the loss chart gains points live; Pause and leaving the page stop it."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.e2e.conftest import assert_no_exception, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+#: Long enough to act in the middle of training (about 10 s), short enough for a test.
+PARAMS = {"lang": "en", "tr_epochs": "30", "tr_n_train": "512"}
+#: About three times slower per epoch, so that a few seconds away would show as many epochs.
+SLOW = {"lang": "en", "tr_epochs": "40", "tr_n_train": "1024", "tr_d_model": "128"}
+
+VAL_POINTS = """() => {
+  const plot = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!plot || !plot._fullData) return -1;
+  const trace = plot._fullData.find(t => t.name === 'validation');
+  return trace && trace.x ? trace.x.length : -1;
+}"""
+
+
+def _points(page) -> int:
+    return page.evaluate(VAL_POINTS)
+
+
+def _epoch(page) -> int:
+    text = page.locator('[data-testid="stProgress"]').first.inner_text()
+    match = re.search(r"Epoch (\d+) of", text)
+    return int(match.group(1)) if match else -1
+
+
+def _steps(page) -> int:
+    """Optimiser steps taken so far, from the status line (read from the shared run object)."""
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    match = re.search(r"step (\d+) ·", text)
+    return int(match.group(1)) if match else -1
+
+
+def _redraw(page) -> None:
+    """Make the page run again without training (move the replay slider one epoch back)."""
+    page.locator('.st-key-tr_replay input[type="range"]').focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(500)
+    _settled(page)
+
+
+def _button(page, name: str):
+    return page.locator(f".st-key-tr_btn_{name} button")
+
+
+def _running(page) -> bool:
+    # While a model trains the page is drawn with Pause enabled and Train disabled (this app shows
+    # no Streamlit status widget, so that is the observable sign of a run in flight).
+    pause = _button(page, "pause")
+    return pause.count() == 1 and pause.is_enabled()
+
+
+def _settled(page) -> None:
+    """Wait until the page is drawn in a resting state (not training), then for the app to finish."""
+    _wait_for(lambda: not _running(page) and _button(page, "train").is_enabled(), 120, page)
+    wait_for_app(page)
+
+
+def _wait_for(predicate, timeout_s: float, page) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("condition not met in time")
+
+
+def test_training_live_pause_resume(page):
+    page.open("training", **PARAMS)
+    assert_no_exception(page)
+    _button(page, "train").click()
+    _wait_for(lambda: _points(page) >= 3, 90, page)  # epoch 0, 1, 2 drawn while it trains
+    first = _points(page)
+    _wait_for(lambda: _points(page) > first + 1, 60, page)  # ... and the chart keeps gaining points
+    assert _running(page)
+
+    _button(page, "pause").click()
+    clicked = time.monotonic()
+    _settled(page)
+    stop_s = time.monotonic() - clicked
+    paused_at, steps_at = _epoch(page), _steps(page)
+    assert 0 < paused_at < 30
+    assert stop_s < 10, stop_s  # a rerun of the page, not the rest of the run
+    page.wait_for_timeout(2000)
+    _redraw(page)
+    # The interrupted loop ended within the batch it was in, before the paused page was drawn,
+    # and nothing trains while paused.
+    assert _steps(page) == steps_at
+    assert _epoch(page) == paused_at
+    assert _button(page, "train").is_enabled()
+    assert page.get_by_role("heading", name="The post's findings, measured on this model").count() == 1
+
+    _button(page, "train").click()  # resume
+    page.wait_for_selector("text=Epoch 30 of 30", timeout=120_000)
+    _settled(page)
+    assert _points(page) == 31
+    assert page.get_by_role("heading", name="The post's findings, measured on this model").count() == 1
+    assert_no_exception(page)
+
+
+def test_leaving_the_page_ends_the_loop(page):
+    page.open("training", **SLOW)
+    _button(page, "train").click()
+    _wait_for(lambda: _epoch(page) >= 2, 90, page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Start here").click()
+    left_at = _epoch(page)  # the last epoch the browser drew before leaving
+    page.wait_for_selector("h1:has-text('Attention is kernel regression')", timeout=60_000)
+    page.wait_for_timeout(4000)  # a loop left running would train on, several epochs in 4 s
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Train a toy Transformer").click()
+    page.wait_for_selector("h1:has-text('Train a toy Transformer')", timeout=60_000)
+    _settled(page)  # shown paused, not running on
+    back_at, steps_back = _epoch(page), _steps(page)
+    assert left_at <= back_at <= left_at + 2, (left_at, back_at)  # the epoch in flight, at most
+    page.wait_for_timeout(2000)
+    _redraw(page)
+    assert _steps(page) == steps_back  # and nothing trains the model in the background
+    assert_no_exception(page)
