@@ -4,6 +4,12 @@ A teacher's URL reproduces the exact view because each control here passes
 ``key=...`` and ``bind="query-params"``. Streamlit ignores (and removes from the URL) a query
 value that is out of range or not among the options, so a tampered URL falls back to defaults.
 
+Selection widgets (selectbox, radio) are written to the URL by Streamlit as their *displayed*
+label, which depends on the language. Links carry ``lang`` too, so they reproduce as made; and
+:func:`selectbox`/:func:`radio` also accept, from a URL, the stable option id
+(``?kr_kernel=gaussian``) or the label in any language, so a link keeps its meaning when the
+language changes.
+
 Use these instead of calling ``st.slider`` & co. directly in pages. ``where`` is the container
 to draw into (``st.sidebar``, a column, ...); it defaults to the main area.
 """
@@ -15,7 +21,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.i18n import t
+from ui.i18n import LANGUAGES, load_catalogue, t, translator
 
 BIND = "query-params"
 
@@ -25,6 +31,37 @@ MAX_SEED = 2**31 - 1
 
 def _where(where: Any | None) -> Any:
     return st if where is None else where
+
+
+def _labels_in_every_language(option: Any, option_prefix: str | None) -> set[str]:
+    names = {str(option)}
+    if option_prefix:
+        for lang in LANGUAGES:
+            label = load_catalogue(lang).get(f"{option_prefix}{option}")
+            if label:
+                names.add(label)
+    return names
+
+
+def _seed_selection_from_url(
+    key: str, options: Sequence[Any], option_prefix: str | None, format_func: Callable[[Any], str]
+) -> bool:
+    """Seed a selection widget from a URL value that Streamlit itself would not recognise.
+
+    Streamlit recognises only the current language's label. On the first run of the widget, an
+    option id or a label in another language is mapped to its option and put in session state.
+    Returns True when it seeded (the caller then passes no default, to avoid a double default).
+    """
+    if key in st.session_state:
+        return False
+    raw = st.query_params.get(key)
+    if raw is None or raw in {format_func(o) for o in options}:
+        return False
+    for option in options:
+        if raw in _labels_in_every_language(option, option_prefix):
+            st.session_state[key] = option
+            return True
+    return False
 
 
 def slider(
@@ -88,15 +125,17 @@ def selectbox(
 ) -> Any:
     """A bound selectbox over stable option ids.
 
-    Options are ids (``"gaussian"``), so the URL stays language-independent; they are shown as
-    ``t(option_prefix + id)`` when ``option_prefix`` is given, else through ``format_func``.
+    Options are stable ids (``"gaussian"``), shown as ``t(option_prefix + id)`` when
+    ``option_prefix`` is given, else through ``format_func``. A URL may name the option by id or
+    by its label in any language (see the module docstring).
     """
     if format_func is None:
-        format_func = (lambda o: t(f"{option_prefix}{o}")) if option_prefix else str
+        format_func = translator(option_prefix) if option_prefix else str
+    seeded = _seed_selection_from_url(key, options, option_prefix, format_func)
     return _where(where).selectbox(
         t(label_key),
         options=list(options),
-        index=index,
+        index=None if seeded else index,
         format_func=format_func,
         key=key,
         help=t(help_key) if help_key else None,
@@ -118,11 +157,12 @@ def radio(
 ) -> Any:
     """A bound radio group over stable option ids (see :func:`selectbox`)."""
     if format_func is None:
-        format_func = (lambda o: t(f"{option_prefix}{o}")) if option_prefix else str
+        format_func = translator(option_prefix) if option_prefix else str
+    seeded = _seed_selection_from_url(key, options, option_prefix, format_func)
     return _where(where).radio(
         t(label_key),
         options=list(options),
-        index=index,
+        index=None if seeded else index,
         format_func=format_func,
         key=key,
         help=t(help_key) if help_key else None,

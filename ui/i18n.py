@@ -13,6 +13,7 @@ bound to the URL as ``?lang=zh``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -60,27 +61,35 @@ def t(key: str, /, **kwargs: object) -> str:
     return text.format(**kwargs) if kwargs else text
 
 
+def translator(prefix: str = "") -> Callable[[object], str]:
+    """``option -> t(prefix + str(option))`` bound to the language of *this* script run.
+
+    Use it as a widget's ``format_func``: Streamlit may call it outside the script run (AppTest
+    does), where the session's language is not visible and ``t`` would fall back to English.
+    """
+    catalogue = load_catalogue(current_language())
+    english = load_catalogue(DEFAULT_LANGUAGE)
+
+    def fmt(option: object) -> str:
+        key = f"{prefix}{option}"
+        return catalogue.get(key) or english.get(key, key)
+
+    return fmt
+
+
 def language_switch() -> str:
     """Render the language switch in the sidebar; returns the chosen language code.
 
-    The switch is bound to the URL. Streamlit writes a bound choice as its displayed label
-    (``?lang=中文``); the short codes (``?lang=zh``, ``?lang=en``) are accepted too, so
-    hand-written links work.
+    Bound to the URL as ``?lang=en`` / ``?lang=zh``: a bound choice is written to the URL as its
+    displayed text, so the buttons show the codes themselves, which keeps links short and stable.
     """
-    code = st.query_params.get("lang")
-    seeded = False
-    if code in LANGUAGES and "_lang_seeded" not in st.session_state:
-        st.session_state["_lang_seeded"] = True
-        st.session_state["lang"] = code
-        seeded = True
     st.sidebar.segmented_control(
         "Language / 语言",
         options=list(LANGUAGES),
-        format_func=LANGUAGES.__getitem__,
-        # A value set through session state above must not meet a second default.
-        default=None if seeded else DEFAULT_LANGUAGE,
+        default=DEFAULT_LANGUAGE,
         required=True,
         key="lang",
         bind="query-params",
+        help="English / 简体中文",
     )
     return current_language()

@@ -22,6 +22,6 @@ def test_home_renders_in_chinese_from_short_code(page):
 
 def test_language_switch_changes_text(page):
     page.open()
-    page.locator('[data-testid="stSidebar"]').get_by_text("中文", exact=True).click()
+    page.locator('[data-testid="stSidebar"]').get_by_text("zh", exact=True).click()
     page.wait_for_function("document.querySelector('h1').innerText.includes('注意力')", timeout=30_000)
     assert "lang=" in page.url
