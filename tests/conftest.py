@@ -1,4 +1,4 @@
-"""Test-wide set-up: the repository root on sys.path and deterministic, quiet torch."""
+"""Test-wide set-up: the repository root on sys.path."""
 
 from __future__ import annotations
 
