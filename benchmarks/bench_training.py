@@ -1,0 +1,168 @@
+"""Training speed: headless ``train()``, the live page's per-epoch work, and plain PyTorch.
+
+``python -m benchmarks training``. For the default config (the post's model, 20 epochs):
+
+- headless: ``core.training.train`` alone;
+- page, every epoch: the same run with an ``on_epoch`` that does the live page's work after every
+  epoch (build the loss and attention figures with ``figures.training`` and serialise them to
+  JSON, as ``st.plotly_chart`` does); the page itself redraws at most every 0.7 s;
+- page, throttled: the same, redrawing only when 0.7 s have passed (what the page does);
+- reference: a plain PyTorch loop over the same batches with ``torch.nn.TransformerEncoderLayer``
+  of the same size (pre-LN, GELU, d_ff 128), a linear embedding, sinusoidal positions and a
+  linear head; on one thread, like ``train()``, and on two.
+
+Each is the best of ``REPEAT`` runs, in seconds per epoch, with ratios to the headless run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import plotly.io as pio
+import torch
+from torch import nn
+
+from core.positional import sinusoidal_encoding
+from core.training import random_walk_dataset, train
+from core.transformer import TransformerConfig
+from figures.training import attention_heads, loss_curves
+
+REPEAT = 3
+THROTTLE_S = 0.7
+NAMES = {"train": "training", "val": "validation", "batch": "per batch", "mean": "mean",
+         "last_value": "last value", "optimum": "best possible"}  # fmt: skip
+
+
+def page_work(result) -> None:
+    """What the live page does after an epoch: build both figures and serialise them."""
+    loss = loss_curves(
+        result.train_loss, result.val_loss, result.baselines, names=NAMES, title="loss", x_title="epoch",
+        y_title="MSE", max_epochs=result.config.epochs, batch_loss=result.batch_loss,
+        batches_per_epoch=result.batches_per_epoch,
+    )  # fmt: skip
+    weights = result.snapshots[-1][0]
+    attention = attention_heads(
+        weights, head_titles=[f"head {h + 1}" for h in range(weights.shape[0])], title="attention",
+        x_title="key", y_title="query", colorbar_title="weight",
+    )  # fmt: skip
+    for fig in (loss, attention):
+        pio.to_json(fig, validate=False)
+
+
+def run_headless(config: TransformerConfig) -> float:
+    start = time.perf_counter()
+    train(config)
+    return (time.perf_counter() - start) / config.epochs
+
+
+def run_with_page(config: TransformerConfig, throttle_s: float) -> float:
+    last = [-float("inf")]
+
+    def on_epoch(result) -> None:
+        if time.perf_counter() - last[0] >= throttle_s:
+            last[0] = time.perf_counter()
+            page_work(result)
+
+    start = time.perf_counter()
+    train(config, on_epoch=on_epoch)
+    return (time.perf_counter() - start) / config.epochs
+
+
+class TorchReference(nn.Module):
+    """The same model from torch's own parts (its encoder layer instead of ours)."""
+
+    def __init__(self, c: TransformerConfig) -> None:
+        super().__init__()
+        self.embed = nn.Linear(1, c.d_model)
+        self.register_buffer("pe", sinusoidal_encoding(c.seq_len, c.d_model))
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(
+                c.d_model,
+                c.n_heads,
+                dim_feedforward=c.d_ff,
+                dropout=0.0,
+                activation="gelu",
+                batch_first=True,
+                norm_first=c.norm_first,
+            )
+            for _ in range(c.n_layers)
+        )
+        self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
+        self.head = nn.Linear(c.d_model, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        h = self.embed(x.unsqueeze(-1)) + self.pe[:T]
+        mask = nn.Transformer.generate_square_subsequent_mask(T)
+        for layer in self.layers:
+            h = layer(h, src_mask=mask, is_causal=True)
+        return self.head(self.norm(h)).squeeze(-1)
+
+
+def run_torch(config: TransformerConfig, threads: int) -> float:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        torch.manual_seed(config.seed)
+        data = random_walk_dataset(
+            config.n_train, config.n_val, config.seq_len, step_std=config.step_std,
+            momentum=config.momentum, seed=config.seed,
+        )  # fmt: skip
+        model = TorchReference(config)
+        optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+        generator = torch.Generator().manual_seed(config.seed)
+        start = time.perf_counter()
+        for _ in range(config.epochs):
+            model.train()
+            order = torch.randperm(config.n_train, generator=generator)
+            for i in range(0, config.n_train, config.batch_size):
+                batch = data.train[order[i : i + config.batch_size]]
+                loss = torch.mean((model(batch[:, :-1]) - batch[:, 1:]) ** 2)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                torch.mean((model(data.val[:, :-1]) - data.val[:, 1:]) ** 2)
+        return (time.perf_counter() - start) / config.epochs
+    finally:
+        torch.set_num_threads(previous)
+
+
+def main() -> None:
+    config = TransformerConfig()
+    train(config.replace(epochs=1, n_train=64))  # warm-up: torch.optim's one-off import, allocator
+    runs = {
+        "headless train()": lambda: run_headless(config),
+        "page work, every epoch": lambda: run_with_page(config, 0.0),
+        f"page work, every {THROTTLE_S} s (the page)": lambda: run_with_page(config, THROTTLE_S),
+        "torch.nn.TransformerEncoderLayer, 1 thread": lambda: run_torch(config, 1),
+        "torch.nn.TransformerEncoderLayer, 2 threads": lambda: run_torch(config, 2),
+    }
+    rows = {name: float("inf") for name in runs}
+    for _ in range(REPEAT):  # interleaved, so a busy moment on a shared machine hits all alike
+        for name, fn in runs.items():
+            rows[name] = min(rows[name], fn())
+    base = rows["headless train()"]
+    print(f"default config: {config.epochs} epochs x {config.n_train} windows, batch {config.batch_size}")
+    print(f"{'':46s} {'s/epoch':>8s} {'epochs/s':>9s} {'20 epochs':>10s} {'vs headless':>12s}")
+    for name, per_epoch in rows.items():
+        total = config.epochs * per_epoch
+        print(f"{name:46s} {per_epoch:8.3f} {1 / per_epoch:9.2f} {total:9.1f}s {per_epoch / base:11.2f}x")
+    per_redraw = min(_time_page_work(config) for _ in range(3))
+    print(
+        f"page work per redraw (two figures + JSON): {per_redraw * 1000:.1f} ms = "
+        f"{per_redraw / base:.1%} of an epoch when redrawn after every epoch"
+    )
+
+
+def _time_page_work(config: TransformerConfig) -> float:
+    result = train(config.replace(epochs=2, n_train=64))
+    start = time.perf_counter()
+    for _ in range(10):
+        page_work(result)
+    return (time.perf_counter() - start) / 10
+
+
+if __name__ == "__main__":
+    main()
