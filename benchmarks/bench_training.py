@@ -11,7 +11,9 @@
   of the same size (pre-LN, GELU, d_ff 128), a linear embedding, sinusoidal positions and a
   linear head; on one thread, like ``train()``, and on two.
 
-Each is the best of ``REPEAT`` runs, in seconds per epoch, with ratios to the headless run.
+Each is the best of ``REPEAT`` interleaved runs, in seconds per epoch, with ratios to the headless
+run. On a shared 2-core machine wall-clock ratios move by ±10 % from run to run, so the time spent
+inside the page's callbacks is also printed: it is the page's cost without that noise.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def page_work(result) -> None:
         y_title="MSE", max_epochs=result.config.epochs, batch_loss=result.batch_loss,
         batches_per_epoch=result.batches_per_epoch,
     )  # fmt: skip
-    weights = result.snapshots[-1][0]
+    weights = result.snapshots[max(result.snapshots)][0]
     attention = attention_heads(
         weights, head_titles=[f"head {h + 1}" for h in range(weights.shape[0])], title="attention",
         x_title="key", y_title="query", colorbar_title="weight",
@@ -55,16 +57,24 @@ def run_headless(config: TransformerConfig) -> float:
     return (time.perf_counter() - start) / config.epochs
 
 
+#: Seconds spent inside the page callbacks, per variant (the least noisy measure of their cost).
+CALLBACK_SHARE: dict[float, float] = {}
+
+
 def run_with_page(config: TransformerConfig, throttle_s: float) -> float:
-    last = [-float("inf")]
+    last, spent = [-float("inf")], [0.0]
 
     def on_epoch(result) -> None:
         if time.perf_counter() - last[0] >= throttle_s:
-            last[0] = time.perf_counter()
+            began = time.perf_counter()
+            last[0] = began
             page_work(result)
+            spent[0] += time.perf_counter() - began
 
     start = time.perf_counter()
-    train(config, on_epoch=on_epoch)
+    result = train(config, on_epoch=on_epoch)
+    share = spent[0] / result.seconds
+    CALLBACK_SHARE[throttle_s] = min(CALLBACK_SHARE.get(throttle_s, float("inf")), share)
     return (time.perf_counter() - start) / config.epochs
 
 
@@ -149,6 +159,8 @@ def main() -> None:
     for name, per_epoch in rows.items():
         total = config.epochs * per_epoch
         print(f"{name:46s} {per_epoch:8.3f} {1 / per_epoch:9.2f} {total:9.1f}s {per_epoch / base:11.2f}x")
+    for throttle_s, share in CALLBACK_SHARE.items():
+        print(f"time inside the page callbacks (redraw every {throttle_s} s): +{share:.1%} of training time")
     per_redraw = min(_time_page_work(config) for _ in range(3))
     print(
         f"page work per redraw (two figures + JSON): {per_redraw * 1000:.1f} ms = "

@@ -41,7 +41,7 @@ class LiveView:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
         self.draws += 1
         config = run.config
-        epoch = run.epochs_done if epoch is None else epoch
+        epoch = run.snapshot_epochs[-1] if epoch is None or epoch not in run.snapshots else epoch
         fraction = min(1.0, run.epochs_done / config.epochs)
         self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=config.epochs))
         last = run.train_loss[-1] if run.train_loss else float("nan")
@@ -258,7 +258,7 @@ def render() -> None:
     if run is None:
         view.status.info(t("tr.press_train"))
         return
-    layer, epoch = 0, run.epochs_done
+    layer, epoch = 0, None
     with st.container(border=True):
         st.markdown(t("tr.replay_title"))
         cols = st.columns([3, 1])
@@ -278,7 +278,7 @@ def render() -> None:
                     )
                     - 1
                 )
-    view.draw(run, epoch=min(epoch, run.epochs_done), layer=layer)
+    view.draw(run, epoch=epoch, layer=layer)
     if run.epochs_done >= 1 or run.batches_done > 0:
         with st.spinner(t("tr.measuring")):
             render_findings(run)

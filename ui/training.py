@@ -501,30 +501,30 @@ def check_mode(config: TransformerConfig | None) -> str:
 
 
 def follow_latest_epoch(run: TrainResult) -> None:
-    """Move the replay slider to the newest epoch whenever a new epoch has finished.
+    """Move the replay slider to the newest snapshot whenever a new epoch has finished.
 
     Call before the slider is drawn; the learner's own choice is kept until training moves on.
     """
-    if st.session_state.get(REPLAY_MAX) != (id(run), run.epochs_done):
-        st.session_state[REPLAY_MAX] = (id(run), run.epochs_done)
-        st.session_state[REPLAY_KEY] = run.epochs_done
+    newest = run.snapshot_epochs[-1]
+    if st.session_state.get(REPLAY_MAX) != (id(run), newest):
+        st.session_state[REPLAY_MAX] = (id(run), newest)
+        st.session_state[REPLAY_KEY] = newest
 
 
 def replay_slider(run: TrainResult) -> int:
-    """The bound epoch slider for replaying attention snapshots (0 .. epochs done).
+    """The bound slider over the epochs whose attention snapshot is kept (0 = before training).
 
-    Drawn with ``st.slider`` directly: when :func:`follow_latest_epoch` has set its value
+    Drawn with ``st.select_slider`` directly: when :func:`follow_latest_epoch` has set its value
     through session state, passing a default as well would make Streamlit log a warning.
     """
     follow_latest_epoch(run)
-    value = None if REPLAY_KEY in st.session_state else run.epochs_done
+    options = run.snapshot_epochs
+    value = None if REPLAY_KEY in st.session_state else options[-1]
     return int(
-        st.slider(
+        st.select_slider(
             t("tr.replay"),
-            min_value=0,
-            max_value=run.epochs_done,
+            options=options,
             value=value,
-            step=1,
             key=REPLAY_KEY,
             help=t("tr.replay_help"),
             bind=controls.BIND,

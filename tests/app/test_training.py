@@ -48,11 +48,11 @@ def test_train_to_the_end_then_reset(lang):
     assert _live(at).mode == "done"
     cat = load_catalogue(lang)
     assert [h.value for h in at.header] == [cat["tr.findings_title"]]
-    assert at.slider(key="tr_replay").value == 2  # the replay slider follows the newest epoch
+    assert at.select_slider(key="tr_replay").value == 2  # the replay slider follows the newest epoch
     # the page trains what core.train trains, number for number
     reference = core_training.train(run.config)
     assert run.val_loss == reference.val_loss
-    at.slider(key="tr_replay").set_value(0)
+    at.select_slider(key="tr_replay").set_value(0)
     at.run()
     assert_clean(at)
     at.button(key="tr_btn_reset").click()

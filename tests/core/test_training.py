@@ -217,8 +217,21 @@ def test_step_one_epoch_extend_and_on_epoch():
     assert run.epochs_done == 4
     assert len(run.val_loss) == len(run.snapshots) == 5  # epoch 0 included
     assert run.snapshots[0].shape == (1, 4, 12, 12)
+    assert run.snapshot_epochs == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="same config"):
         tr.train(TINY.replace(seed=9), resume=run)
+
+
+def test_snapshots_stay_within_the_budget(monkeypatch):
+    monkeypatch.setattr(tr, "SNAPSHOT_BUDGET_BYTES", 3 * 2 * 4 * 12 * 12)  # room for 3 snapshots
+    config = TINY.replace(epochs=7, n_train=32)
+    run = tr.train(config, until_epoch=5)
+    assert run.snapshot_every == 3  # 8 snapshots (epochs 0..7) in a budget of 3
+    assert run.snapshot_epochs == [0, 3, 5]  # the stride, plus the newest
+    tr.train(config, resume=run)
+    assert run.snapshot_epochs == [0, 3, 6, 7]
+    full = tr.train(config)  # thinning does not change the training itself
+    assert full.val_loss == run.val_loss
 
 
 def test_training_restores_the_thread_count():
