@@ -10,6 +10,7 @@ figures use ``figures.common.base_layout``.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -180,7 +181,7 @@ def attention_heads(
             }
         )
         layout[f"xaxis{axis}"] = {
-            "domain": [x0, x0 + cell_w],
+            "domain": [max(0.0, round(x0, 6)), min(1.0, round(x0 + cell_w, 6))],
             "anchor": f"y{axis}",
             "showgrid": False,
             "zeroline": False,
@@ -188,7 +189,7 @@ def attention_heads(
             "nticks": 4,
         }
         layout[f"yaxis{axis}"] = {
-            "domain": [y1 - cell_h, y1],
+            "domain": [max(0.0, round(y1 - cell_h, 6)), min(1.0, round(y1, 6))],
             "anchor": f"x{axis}",
             "autorange": "reversed",
             "title": {"text": y_title if c == 0 else ""},
@@ -336,6 +337,38 @@ def distance_bars(
 
 #: Cell colours of the diagnostics table, by level.
 LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
+#: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
+_TABLE_COLUMNS = {"status": (0.8, 9), "symptom": (1.8, 22), "measure": (2.0, 25), "remedy": (3.2, 40)}
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Break ``text`` into lines of at most ``width`` columns (CJK characters count double).
+
+    Plotly's table cells only break at ``<br>``; Chinese has no spaces to break at, so a word
+    longer than a line is cut anywhere.
+    """
+    lines: list[str] = []
+    for paragraph in text.split("<br>"):
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if _width(candidate) <= width:
+                line = candidate
+                continue
+            if line:
+                lines.append(line)
+            line = ""
+            for ch in word:
+                if _width(line + ch) > width:
+                    lines.append(line)
+                    line = ""
+                line += ch
+        lines.append(line)
+    return lines
 
 
 def diagnostics_table(
@@ -351,18 +384,21 @@ def diagnostics_table(
         rows: each with ``level`` (green/amber/red), ``status`` (translated level), ``symptom``,
             ``measure`` (what was measured, with its value) and ``remedy``.
         headers: column titles for ``status``, ``symptom``, ``measure``, ``remedy``.
+        height: figure height in px (default: from the number of wrapped lines).
 
     Raises:
         ValueError: on an unknown level.
     """
-    columns = ["status", "symptom", "measure", "remedy"]
+    columns = list(_TABLE_COLUMNS)
     for row in rows:
         if row["level"] not in LEVEL_COLORS:
             raise ValueError(f"level must be one of {sorted(LEVEL_COLORS)}, got {row['level']!r}")
+    wrapped = [{c: _wrap(str(row[c]), _TABLE_COLUMNS[c][1]) for c in columns} for row in rows]
+    lines = [max(len(cell) for cell in row.values()) for row in wrapped]
     fills = [LEVEL_COLORS[row["level"]] for row in rows]
     fig = go.Figure(
         go.Table(
-            columnwidth=[0.8, 1.8, 2.0, 3.2],
+            columnwidth=[_TABLE_COLUMNS[c][0] for c in columns],
             header={
                 "values": [f"<b>{headers[c]}</b>" for c in columns],
                 "fill_color": "#F2F2F2",
@@ -371,14 +407,14 @@ def diagnostics_table(
                 "height": 34,
             },
             cells={
-                "values": [[row[c] for row in rows] for c in columns],
+                "values": [["<br>".join(row[c]) for row in wrapped] for c in columns],
                 "fill_color": [fills] * len(columns),
                 "align": "left",
                 "font": {"size": BASE_FONT_SIZE - 1, "color": "#222222"},
-                "height": 30,
+                "height": 24,
             },
         )
     )
-    fig = base_layout(fig, title=title, height=height or 60 + 58 * len(rows))
+    fig = base_layout(fig, title=title, height=height or 70 + 34 + sum(22 * n + 12 for n in lines))
     fig.update_layout(margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
     return fig

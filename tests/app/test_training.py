@@ -233,3 +233,20 @@ def test_slot_limiter_waits_and_stays_responsive():
         assert len(waits) >= 2  # it polled (and would have shown the message) while the slot was taken
     assert slots.acquire(timeout=1)  # released again afterwards
     slots.release()
+
+
+def test_many_heads_train_and_draw():
+    at = open_page("training")
+    at.selectbox(key="tr_preset").set_value("heads32_diverse")
+    at.run()
+    at.slider(key="tr_epochs").set_value(1)
+    at.select_slider(key="tr_n_train").set_value(128)
+    at.select_slider(key="tr_seq_len").set_value(8)
+    at.run()
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    run = _run(at)
+    assert run.config.n_heads == 32
+    assert run.config.diversity_weight == 1.0
+    assert run.epochs_done == 1

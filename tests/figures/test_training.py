@@ -1,0 +1,82 @@
+"""figures.training: what each figure draws, and its input checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from figures import training as figs
+
+NAMES = {"train": "t", "val": "v", "batch": "b", "mean": "m", "last_value": "l", "optimum": "o"}
+
+
+def test_loss_curves_traces_and_fixed_axis():
+    fig = figs.loss_curves(
+        [0.5, 0.2], [1.0, 0.4, 0.3], {"mean": 0.9, "last_value": 0.3, "optimum": 0.1}, names=NAMES,
+        title="loss", x_title="epoch", y_title="MSE", max_epochs=20, batch_loss=[0.6, 0.4, 0.3, 0.2],
+        batches_per_epoch=2,
+    )  # fmt: skip
+    by_name = {trace.name: trace for trace in fig.data}
+    assert list(by_name["t"].x) == [1, 2]  # epoch e's training loss at x = e
+    assert list(by_name["v"].x) == [0, 1, 2]  # validation from epoch 0
+    np.testing.assert_allclose(by_name["b"].x, [0.5, 1.0, 1.5, 2.0])
+    assert list(by_name["o"].y) == [0.1, 0.1]
+    assert list(fig.layout.xaxis.range) == [-0.3, 20.3]
+    assert fig.layout.yaxis.type == "log"
+
+
+@pytest.mark.parametrize("heads", [1, 2, 4, 6, 8, 16, 32])
+def test_attention_heads_every_head_count(heads):
+    weights = np.random.default_rng(0).random((heads, 4, 4))
+    fig = figs.attention_heads(
+        weights, head_titles=[str(h) for h in range(heads)], title="a", x_title="k", y_title="q",
+        colorbar_title="w",
+    )  # fmt: skip
+    assert len(fig.data) == heads
+
+
+def test_attention_heads_grid():
+    weights = np.random.default_rng(0).random((6, 5, 5))
+    fig = figs.attention_heads(
+        weights, head_titles=[f"h{i}" for i in range(6)], title="a", x_title="key", y_title="query",
+        colorbar_title="w",
+    )  # fmt: skip
+    assert len(fig.data) == 6
+    np.testing.assert_allclose(np.asarray(fig.data[5].z), weights[5])
+    assert fig.layout.yaxis6.autorange == "reversed"  # rows = queries, top = position 0
+    with pytest.raises(ValueError, match="head titles"):
+        figs.attention_heads(weights, head_titles=["x"], title="a", x_title="", y_title="", colorbar_title="")
+    with pytest.raises(ValueError, match="H, L, S"):
+        figs.attention_heads(weights[0], head_titles=[], title="a", x_title="", y_title="", colorbar_title="")
+
+
+def test_prediction_plot_positions():
+    values = np.arange(9.0)
+    fig = figs.prediction_plot(
+        values, values[1:] + 0.1, values[4:] - 0.1, 4,
+        names={"truth": "T", "one_step": "O", "rollout": "R", "context": "C"},
+        title="p", x_title="t", y_title="x",
+    )  # fmt: skip
+    by_name = {trace.name: trace for trace in fig.data}
+    assert list(by_name["O"].x) == list(range(1, 9))
+    assert list(by_name["R"].x) == list(range(4, 9))
+
+
+def test_wrap_counts_chinese_characters_double():
+    assert figs._wrap("one two three", 7) == ["one two", "three"]
+    lines = figs._wrap("加注意力 dropout。对随机游走来说集中在最新位置", 12)
+    assert all(figs._width(line) <= 12 for line in lines)
+    assert "".join(lines).replace(" ", "") == "加注意力dropout。对随机游走来说集中在最新位置"
+
+
+def test_diagnostics_table_rows_and_levels():
+    rows = [
+        {"level": level, "status": level, "symptom": "s", "measure": "m", "remedy": "r " * 40}
+        for level in ("green", "amber", "red")
+    ]
+    fig = figs.diagnostics_table(rows, headers={"status": "S", "symptom": "Y", "measure": "M", "remedy": "R"})
+    assert list(fig.data[0].cells.fill.color[0]) == [figs.LEVEL_COLORS[r["level"]] for r in rows]
+    assert "<br>" in fig.data[0].cells.values[3][0]  # long remedies are wrapped
+    headers = {c: c for c in ("status", "symptom", "measure", "remedy")}
+    with pytest.raises(ValueError, match="level"):
+        figs.diagnostics_table([{**rows[0], "level": "blue"}], headers=headers)
