@@ -159,7 +159,7 @@ def attention_heads(
         raise ValueError(f"need {H} head titles, got {len(head_titles)}")
     cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
     rows = -(-H // cols)
-    gap_x, gap_y = 0.03, 0.22 / rows
+    gap_x, gap_y = 0.03, 0.07
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
     cell_h = (1.0 - gap_y * (rows - 1)) / rows
     data, annotations = [], []
@@ -186,6 +186,7 @@ def attention_heads(
             "showgrid": False,
             "zeroline": False,
             "tickfont": {"size": BASE_FONT_SIZE - 3},
+            "showticklabels": r == rows - 1,  # the row below's head titles sit where they would be
             "nticks": 4,
         }
         layout[f"yaxis{axis}"] = {
@@ -338,7 +339,7 @@ def distance_bars(
 #: Cell colours of the diagnostics table, by level.
 LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
 #: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
-_TABLE_COLUMNS = {"status": (0.8, 9), "symptom": (1.8, 22), "measure": (2.0, 25), "remedy": (3.2, 40)}
+_TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 28), "measure": (2.0, 32), "remedy": (3.2, 54)}
 
 
 def _width(text: str) -> int:
@@ -415,6 +416,6 @@ def diagnostics_table(
             },
         )
     )
-    fig = base_layout(fig, title=title, height=height or 70 + 34 + sum(22 * n + 12 for n in lines))
+    fig = base_layout(fig, title=title, height=height or 60 + 34 + sum(20 * n + 10 for n in lines))
     fig.update_layout(margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
     return fig

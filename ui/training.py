@@ -33,7 +33,7 @@ from core.presets import PRESETS, preset_config
 from core.training import Findings, TrainResult, measure_findings, start_run, train
 from core.transformer import POSITIONAL, SCALES, TransformerConfig
 from ui import controls
-from ui.i18n import current_language, load_catalogue, t
+from ui.i18n import LANGUAGES, current_language, load_catalogue, t
 
 #: Trainings allowed at once on the whole server (each uses one CPU core).
 MAX_CONCURRENT = 2
@@ -108,16 +108,32 @@ def _on_preset_change() -> None:
     _write_preset(st.session_state[PRESET_KEY])
 
 
+def _preset_from_url() -> str | None:
+    """The preset a link names, by id (``heads32``) or by its label in either language."""
+    value = st.query_params.get(PRESET_KEY)
+    if value in PRESETS:
+        return value
+    for lang in LANGUAGES:
+        catalogue = load_catalogue(lang)
+        for name in PRESETS:
+            if catalogue.get(f"tr.preset_{name}") == value:
+                return name
+    return None
+
+
 def preset_selector() -> str:
     """The preset selectbox (bound to the URL); choosing one sets every control.
 
     A shared link with only ``?tr_preset=...`` gets the preset's values for every control it
-    does not set itself (once per session, before the controls are drawn).
+    does not set itself (once per session, before the controls are drawn). Streamlit writes a
+    bound choice as its displayed label; the stable id (``?tr_preset=no_mask``) works too.
     """
     if "tr_preset_seeded" not in st.session_state:
         st.session_state["tr_preset_seeded"] = True
-        if st.query_params.get(PRESET_KEY) in PRESETS:
-            _write_preset(st.query_params[PRESET_KEY], only_missing_from_url=True)
+        name = _preset_from_url()
+        if name is not None:
+            st.session_state[PRESET_KEY] = name
+            _write_preset(name, only_missing_from_url=True)
     return st.selectbox(
         t("tr.preset"),
         options=list(PRESETS),

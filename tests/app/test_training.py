@@ -136,11 +136,15 @@ def test_presets_set_the_controls(preset, control, expected):
     assert at.session_state["tr_causal"] is True
 
 
-def test_a_preset_link_sets_the_controls_it_does_not_name():
-    at = open_page("training", params={"tr_preset": "heads32", "tr_epochs": "3"})
+@pytest.mark.parametrize(("lang", "value"), [("en", "heads32"), ("en", "32 heads"), ("zh", "32 个头")])
+def test_a_preset_link_sets_the_controls_it_does_not_name(lang, value):
+    at = open_page("training", lang=lang, params={"tr_preset": value, "tr_epochs": "3"})
     assert_clean(at)
+    assert at.selectbox(key="tr_preset").value == "heads32"
     assert at.session_state["tr_heads"] == 32
     assert at.session_state["tr_epochs"] == 3  # the link's own value wins
+    # epochs differ from the preset's 20, so the page says this is the learner's own experiment
+    assert any(load_catalogue(lang)["tr.preset_modified"] == c.value for c in at.caption)
 
 
 def test_every_control_and_a_training_with_all_options_off_default():
