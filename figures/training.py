@@ -339,7 +339,7 @@ def distance_bars(
 #: Cell colours of the diagnostics table, by level.
 LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
 #: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
-_TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 28), "measure": (2.0, 32), "remedy": (3.2, 54)}
+_TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 26), "measure": (2.0, 30), "remedy": (3.2, 48)}
 
 
 def _width(text: str) -> int:
