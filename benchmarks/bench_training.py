@@ -176,5 +176,47 @@ def _time_page_work(config: TransformerConfig) -> float:
     return (time.perf_counter() - start) / 10
 
 
+def findings(seeds: tuple[int, ...] = (0, 1, 2)) -> None:
+    """The post's observations per preset over a few seeds (minutes; not part of ``make bench``).
+
+    ``python -m benchmarks.bench_training --findings``: the numbers quoted in the presets'
+    descriptions on the page (assets/i18n/*/training.json, ``tr.expect_*``) come from this.
+    """
+    from core.presets import PRESETS, preset_config
+    from core.training import measure_findings
+
+    columns = [
+        "val/best",
+        "oscillation",
+        "similarity",
+        "shuffle x",
+        "recent3",
+        "honest/tf",
+        "rollout/last",
+        "s",
+    ]
+    print(f"{'preset':16s} " + " ".join(f"{c:>12s}" for c in columns) + "   (mean over seeds)")
+    for name in PRESETS:
+        rows = []
+        for seed in seeds:
+            start = time.perf_counter()
+            result = train(preset_config(name).replace(seed=seed))
+            seconds = time.perf_counter() - start
+            found = measure_findings(result)
+            diag = {d.id: d.value for d in found.diagnostics}
+            rows.append([
+                found.val_loss / result.baselines["optimum"], diag["oscillation"], diag["redundancy"],
+                found.shuffle["ratio"], found.attention["recent3"], found.prefix_error / found.val_loss,
+                found.rollout["model"] / found.rollout["last_value"], seconds,
+            ])  # fmt: skip
+        means = [sum(col) / len(col) for col in zip(*rows, strict=True)]
+        print(f"{name:16s} " + " ".join(f"{m:12.3g}" for m in means))
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--findings" in sys.argv:
+        findings()
+    else:
+        main()

@@ -144,12 +144,19 @@ class TransformerConfig:
         """Rough multiply-adds of one whole training run (forward + backward ~ 3 x forward).
 
         Per window and layer: T (4 d_model² + 2 d_model d_ff) for the projections and the
-        feed-forward, plus H T² (2 d_k + 60) for scores, softmax, masking and weighted sums (memory-bound,
-        hence the large constant; calibrated so 32 heads cost ~2.3x 4 heads, as measured).
+        feed-forward, plus H T² (2 d_k + 60) for scores, softmax, masking and weighted sums
+        (memory-bound, hence the large constant; calibrated so 32 heads cost ~2.3x 4 heads, as
+        measured). With the head-diversity regulariser, per batch and layer: 2 H² (T/4) T x 200
+        (head-pair divergences on 2 windows and every 4th query, as core.training computes them;
+        calibrated on the 32-head preset, which it makes about twice as slow).
         """
         T, D, H = self.seq_len, self.d_model, self.n_heads
         per_window = self.n_layers * (T * (4 * D * D + 2 * D * self.d_ff) + H * T * T * (2 * self.d_k + 60))
-        return 3.0 * per_window * (self.n_train + self.n_val / 3) * self.epochs
+        total = 3.0 * per_window * (self.n_train + self.n_val / 3) * self.epochs
+        if self.diversity_weight > 0 and H > 1:
+            batches = math.ceil(self.n_train / self.batch_size) * self.epochs
+            total += 3.0 * self.n_layers * 2 * H * H * (T / 4) * T * 200 * batches
+        return total
 
     def replace(self, **changes: object) -> TransformerConfig:
         """A copy with ``changes`` applied (validated again)."""
