@@ -123,21 +123,25 @@ def page(browser, app_url):
 
 
 def wait_for_app(pg, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-    """Wait until Streamlit has rendered the page and finished the current script run."""
+    """Wait until Streamlit has rendered the page and finished the current script run.
+
+    The app root carries ``data-test-script-state`` (``running`` while a script run is in
+    progress, ``notRunning`` once it finished); the state must stay finished for a moment, since
+    a run can trigger another (a callback, ``st.rerun``).
+    """
     pg.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     pg.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
-    # The status widget shows "Running..." while a script run is in progress.
     deadline = time.monotonic() + timeout_ms / 1000
     quiet_since = None
     while time.monotonic() < deadline:
-        running = pg.locator('[data-testid="stStatusWidget"]').count() > 0
-        if running:
+        state = pg.get_attribute('[data-testid="stApp"]', "data-test-script-state")
+        if state != "notRunning":
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()
-        elif time.monotonic() - quiet_since > 1.0:
+        elif time.monotonic() - quiet_since > 0.8:
             return
-        pg.wait_for_timeout(200)
+        pg.wait_for_timeout(150)
     raise AssertionError("the app was still running after the timeout")
 
 
