@@ -31,6 +31,14 @@ PAGES: list[tuple[str, str, str, str]] = [
 ]
 
 
+def configure_torch_threads() -> None:
+    """One torch thread for the whole server: the models are tiny, users share the cores."""
+    import torch  # deferred: the router itself needs no torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def build_pages() -> list[st.Page]:
     """The ``st.Page`` objects, titled in the current language; pages not yet written are left out."""
     pages = []
@@ -45,6 +53,7 @@ def build_pages() -> list[st.Page]:
 
 def main() -> None:
     st.set_page_config(page_title="Attention = Kernel Regression", page_icon="🔍", layout="wide")
+    configure_torch_threads()
     language_switch()
     page = st.navigation(build_pages(), position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))

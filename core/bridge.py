@@ -24,14 +24,14 @@ vectors for the identity: queries (L, D), keys (S, D), weights (L, S).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from core.attention import masked_softmax, normalize_scores
+from core.threads import one_thread
 
 F64 = torch.float64
 
@@ -43,21 +43,6 @@ MAX_DIM = 512
 #: Adam's betas for the learnable kernels: β₂ = 0.9 (not 0.999) lets the step size follow the
 #: gradient as it shrinks, so 300 steps are enough to converge (LOO) or to collapse (no LOO).
 ADAM_BETAS = (0.9, 0.9)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run a loop of tiny tensor ops on one intra-op thread, then restore the setting.
-
-    On a busy machine, torch's thread pool makes each (N, N) step with N ~ 200 up to ~100x slower
-    (thread hand-offs dominate the arithmetic); one thread is fastest for these sizes.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -371,7 +356,7 @@ def fit_bandwidth(
     log_h = torch.tensor(math.log(h0), dtype=F64, requires_grad=True)
     opt = torch.optim.Adam([log_h], lr=lr, betas=ADAM_BETAS)
     losses, path = [], [h0]
-    with _one_thread():
+    with one_thread():
         for step in range(steps):
             opt.zero_grad()
             scores = -sq_dist / (2 * torch.exp(2 * log_h))  # (N, N)
@@ -453,7 +438,7 @@ def fit_metric(
         return (1 / torch.sqrt(torch.diagonal(m))).tolist()
 
     losses, path = [], [length_scales(metric().detach())]
-    with _one_thread():
+    with one_thread():
         for step in range(steps):
             opt.zero_grad()
             m = metric()

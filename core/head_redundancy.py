@@ -20,8 +20,7 @@ Shapes: B batch, H heads, T sequence length, d_model model width.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -31,6 +30,7 @@ from core.attention import causal_mask
 from core.diagnostics import effective_support, head_similarity, redundancy_score
 from core.multihead import MAX_HEADS, MultiHeadAttention, head_options
 from core.positional import sinusoidal_encoding
+from core.threads import one_thread
 
 #: Caps that keep one request cheap on a shared server.
 MAX_TRAIN_STEPS = 400
@@ -92,21 +92,6 @@ class _ToyModel(nn.Module):
         h = self.embed(values[..., None]) + self.pe  # (B, T) -> (B, T, d_model)
         out, weights = self.attention(h, h, h, mask=self.mask)  # (B, T, d_model), (B, H, T, T)
         return self.readout(out)[..., 0], weights  # (B, T), (B, H, T, T)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch on one thread for the duration (restored after).
-
-    These models are tiny: with several threads, synchronisation costs more than the arithmetic,
-    and on a busy machine an experiment measured 9x slower with 2 threads than with 1.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _walks(n: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -171,7 +156,7 @@ def redundancy_vs_heads(
             f"head counts {bad or heads} are not divisors of d_model={d_model} up to {MAX_HEADS}"
         )
 
-    with _one_thread():
+    with one_thread():
         points = _run(d_model, heads, seq_len, train_steps, batch_size, lr, threshold, int(seed), progress)
     return RedundancyCurve(d_model, seq_len, train_steps, threshold, tuple(points))
 

@@ -29,14 +29,14 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from core.diagnostics import effective_support, head_diversity_penalty, max_weight, redundancy_score
+from core.threads import one_thread
 from core.transformer import ToyTransformer, TransformerConfig
 
 #: At most this many bytes of attention snapshots per run (a classroom server holds one run per
@@ -322,22 +322,6 @@ def start_run(config: TransformerConfig) -> TrainResult:
     result._add_snapshot(0, attention_snapshot(model, fixed_example(data)))
     result.setup_seconds = time.perf_counter() - started
     return result
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread in this block (restored afterwards, for this thread).
-
-    The toy model's matrices are so small that threading costs more than it gains
-    (``benchmarks/bench_training.py`` measures both), and on a shared 2-core server two concurrent
-    trainings should get one core each. A fixed thread count also keeps results bit-identical.
-    """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _on_one_thread(fn: Callable) -> Callable:
