@@ -162,7 +162,7 @@ def mask_heatmap(
         zmin=0,
         zmax=1.4,
         height=height,
-        hover_template="key %{x}<br>query %{y}<br>%{z}<extra></extra>",
+        hover_template=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z}}<extra></extra>",
     )
     fig.update_traces(showscale=False)
     return fig
@@ -259,7 +259,7 @@ def heatmap_row(
                 zmax=bound if signed else 1.0,
                 showscale=signed or i == n - 1,
                 colorbar={"x": 1.02, "len": 0.9, "thickness": 14} if signed or i == n - 1 else None,
-                hovertemplate="key %{x}<br>query %{y}<br>%{z:.4g}<extra></extra>",
+                hovertemplate="%{y} → %{x}<br>%{z:.4g}<extra></extra>",
             ),
             row=1,
             col=i + 1,

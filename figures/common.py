@@ -50,6 +50,7 @@ def heatmap(
     Args:
         z: (L, S) values; NaN cells are drawn blank (undefined, e.g. fully masked rows).
         x, y: optional tick labels for the S columns and L rows.
+        x_title, y_title: axis titles (already translated); the hover text reuses them.
     """
     z = np.asarray(z, dtype=float)
     trace = go.Heatmap(
@@ -60,7 +61,7 @@ def heatmap(
         zmin=zmin,
         zmax=zmax,
         zmid=zmid,
-        hovertemplate=hover_template or "key %{x}<br>query %{y}<br>%{z:.4g}<extra></extra>",
+        hovertemplate=hover_template or f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
     )
     fig = go.Figure(trace)
     fig.update_yaxes(autorange="reversed", title=y_title)

@@ -115,7 +115,7 @@ def concat_heatmap(
         zmin=-bound,
         zmax=bound,
         height=max(360, 140 + 22 * len(labels)),
-        hover_template="%{y}<br>col %{x}<br>%{z:.3f}<extra></extra>",
+        hover_template=f"%{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
     )
     fig.update_yaxes(type="category")
     fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(concat.shape[1] / 12)))  # whole columns only
