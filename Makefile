@@ -21,6 +21,7 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 	touch $(VENV)/.runtime-installed $@
 
 run: $(VENV)/.runtime-installed
+	@echo "Serving the app on http://localhost:$(PORT) (Ctrl+C to stop)"
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address localhost
 
 lint: $(VENV)/.dev-installed
