@@ -21,6 +21,8 @@ import streamlit as st
 
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文"}
 DEFAULT_LANGUAGE = "en"
+#: Session-state key (not a widget) remembering the language across page switches.
+_LANG_MEMORY = "_lang_memory"
 CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
 
 
@@ -83,13 +85,26 @@ def language_switch() -> str:
     Bound to the URL as ``?lang=en`` / ``?lang=zh``: a bound choice is written to the URL as its
     displayed text, so the buttons show the codes themselves, which keeps links short and stable.
     """
+    # Moving to another page drops the query string, and with it ``lang``, and Streamlit resets the
+    # switch to its default. Carry the language over from this session's memory, unless the URL
+    # names one or the user has just picked another.
+    remembered = st.session_state.get(_LANG_MEMORY)
+    carried = (
+        remembered in LANGUAGES
+        and remembered != DEFAULT_LANGUAGE
+        and "lang" not in st.query_params
+        and st.session_state.get("lang", remembered) == remembered
+    )
+    if carried:
+        st.session_state["lang"] = remembered
     st.sidebar.segmented_control(
         "Language / 语言",
         options=list(LANGUAGES),
-        default=DEFAULT_LANGUAGE,
+        default=None if carried else DEFAULT_LANGUAGE,
         required=True,
         key="lang",
         bind="query-params",
         help="English / 简体中文",
     )
+    st.session_state[_LANG_MEMORY] = current_language()
     return current_language()

@@ -23,5 +23,28 @@ def test_home_renders_in_chinese_from_short_code(page):
 def test_language_switch_changes_text(page):
     page.open()
     page.locator('[data-testid="stSidebar"]').get_by_text("zh", exact=True).click()
-    page.wait_for_function("document.querySelector('h1').innerText.includes('注意力')", timeout=30_000)
+    page.wait_for_function(
+        "(document.querySelector('h1')?.innerText || '').includes('注意力')", timeout=30_000
+    )
     assert "lang=" in page.url
+
+
+def test_language_survives_page_switches_and_can_be_changed_back(page):
+    page.open(lang="zh")
+    page.locator('[data-testid="stMain"] [data-testid="stPageLink"]').first.click()
+    page.wait_for_function(
+        "(document.querySelector('h1')?.innerText || '').includes('核回归')", timeout=60_000
+    )
+    page.locator('[data-testid="stSidebarNav"] a').nth(3).click()  # scaled dot-product
+    page.wait_for_function(
+        "(document.querySelector('h1')?.innerText || '').includes('缩放点积')", timeout=60_000
+    )
+    page.locator('[data-testid="stSidebar"]').get_by_text("en", exact=True).click()
+    page.wait_for_function(
+        "(document.querySelector('h1')?.innerText || '').includes('Scaled')", timeout=60_000
+    )
+    page.locator('[data-testid="stSidebarNav"] a').nth(1).click()  # kernel regression
+    page.wait_for_function(
+        "(document.querySelector('h1')?.innerText || '').includes('Kernel')", timeout=60_000
+    )
+    assert_no_exception(page)
