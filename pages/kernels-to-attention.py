@@ -25,6 +25,23 @@ MAPPING_ROWS = ("samples", "query", "values", "kernel", "normaliser", "bandwidth
 MAX_LEARN_N = 200
 
 
+def _loss_curves(fits: dict, names: dict, steps: int, *, key: str) -> None:
+    """Training loss with and without leave-one-out, one curve each (log scale)."""
+    show_figure(
+        fa.line_figure(
+            list(range(1, steps + 1)),
+            {names[k]: fits[k]["losses"] for k in (True, False)},
+            title=t("k2a.fig_loss"),
+            x_title=t("k2a.axis_step"),
+            y_title=t("k2a.axis_loss"),
+            log_y=True,
+            markers=False,
+        ),
+        key=key,
+        look_for_key="k2a.look_loss",
+    )
+
+
 def _mapping() -> None:
     st.header(t("k2a.mapping_title"))
     st.table(
@@ -232,19 +249,7 @@ def _learnable(n: int, seed: int) -> None:
         )
         c1, c2 = st.columns(2)
         with c1:
-            show_figure(
-                fa.line_figure(
-                    list(range(1, steps + 1)),
-                    {names[k]: fits[k]["losses"] for k in (True, False)},
-                    title=t("k2a.fig_loss"),
-                    x_title=t("k2a.axis_step"),
-                    y_title=t("k2a.axis_loss"),
-                    log_y=True,
-                    markers=False,
-                ),
-                key="k2a_fig_loss",
-                look_for_key="k2a.look_loss",
-            )
+            _loss_curves(fits, names, steps, key="k2a_fig_loss")
         with c2:
             show_figure(
                 fa.line_figure(
@@ -306,19 +311,7 @@ def _learnable(n: int, seed: int) -> None:
         )
         c1, c2 = st.columns(2)
         with c1:
-            show_figure(
-                fa.line_figure(
-                    list(range(1, steps + 1)),
-                    {names[k]: fits[k]["losses"] for k in (True, False)},
-                    title=t("k2a.fig_loss"),
-                    x_title=t("k2a.axis_step"),
-                    y_title=t("k2a.axis_loss"),
-                    log_y=True,
-                    markers=False,
-                ),
-                key="k2a_fig_loss_2d",
-                look_for_key="k2a.look_loss",
-            )
+            _loss_curves(fits, names, steps, key="k2a_fig_loss_2d")
         with c2:
             series = {}
             for k in (True, False):
