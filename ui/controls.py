@@ -50,7 +50,7 @@ def _seed_selection_from_url(
 
     Streamlit recognises only the current language's label. On the first run of the widget, an
     option id or a label in another language is mapped to its option and put in session state.
-    Returns True when it seeded (the caller then passes no default, to avoid a double default).
+    Returns True when it seeded (the caller then makes the seeded option the default too).
     """
     if key in st.session_state:
         return False
@@ -135,7 +135,8 @@ def selectbox(
     return _where(where).selectbox(
         t(label_key),
         options=list(options),
-        index=None if seeded else index,
+        # the seeded option as the default too: index=None would make the widget clearable
+        index=list(options).index(st.session_state[key]) if seeded else index,
         format_func=format_func,
         key=key,
         help=t(help_key) if help_key else None,
@@ -162,7 +163,8 @@ def radio(
     return _where(where).radio(
         t(label_key),
         options=list(options),
-        index=None if seeded else index,
+        # the seeded option as the default too: index=None would make the widget clearable
+        index=list(options).index(st.session_state[key]) if seeded else index,
         format_func=format_func,
         key=key,
         help=t(help_key) if help_key else None,
