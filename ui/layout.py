@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -15,6 +16,24 @@ PLOTLY_CONFIG: dict[str, Any] = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
 }
+
+
+#: How many figures of one builder stay cached per server process (all sessions share them).
+FIGURE_CACHE_ENTRIES = 64
+
+P = ParamSpec("P")
+
+
+def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
+    """Cache a ``figures`` builder on its inputs: the same inputs return the *same* figure object.
+
+    Building a Plotly figure validates every property (tens of ms for a heatmap); a rerun that
+    shows the same figure again should cost only its serialisation. The cache is shared by all
+    sessions and bounded (:data:`FIGURE_CACHE_ENTRIES` per builder). The returned figure is shared:
+    never mutate it (``st.plotly_chart`` only reads it). Arguments must be hashable by Streamlit
+    (numpy arrays, numbers, strings, tuples, frozen dataclasses of those).
+    """
+    return st.cache_resource(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)(builder)
 
 
 def page_header(title_key: str, intro_key: str | None = None) -> None:
