@@ -609,12 +609,14 @@ def mask_from_string(text: str, L: int, S: int) -> torch.Tensor:
 #: Caps for interactive use: longest sequence and widest key dimension a page may request.
 MAX_LENGTH = 32
 MAX_DK = 512
-#: Scale choices: ``sqrt`` = 1/√D (the Transformer's), ``one`` = no scaling, ``temperature`` = 1/τ.
-SCALE_MODES = ("sqrt", "one", "temperature")
+#: Scale choices (the same ids as ``core.transformer.SCALES``): ``sqrt_dk`` divides the scores by
+#: the temperature τ = √d_k (the Transformer's; the scale factor is the inverse temperature
+#: 1/√d_k), ``one`` does not scale, ``custom`` divides by a chosen temperature τ.
+SCALE_MODES = ("sqrt_dk", "one", "custom")
 
 
 def scale_for(mode: str, d_k: int, temperature: float = 1.0) -> float:
-    """The multiplier of the scores for a scale ``mode``: 1/√d_k, 1, or 1/τ.
+    """The scale factor the scores are multiplied by: 1/√d_k, 1, or 1/τ (the inverse temperature).
 
     Raises:
         ValueError: for an unknown mode, d_k < 1, or a temperature that is not finite and > 0.
@@ -623,7 +625,7 @@ def scale_for(mode: str, d_k: int, temperature: float = 1.0) -> float:
         raise ValueError(f"unknown scale mode {mode!r}; known: {list(SCALE_MODES)}")
     if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
         raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
-    if mode == "sqrt":
+    if mode == "sqrt_dk":
         return 1 / math.sqrt(d_k)
     if mode == "one":
         return 1.0

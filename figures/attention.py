@@ -270,6 +270,57 @@ def heatmap_row(
     return base_layout(fig, title=title, height=height)
 
 
+def qkv_heatmaps(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    labels: Sequence[str],
+    titles: tuple[str, str, str],
+    x_titles: tuple[str, str],
+    y_title: str,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Q (L, D), K (S, D) and V (S, Dv) side by side: one row per token, one column per dimension.
+
+    One signed colour scale for all three (centred at 0), so entries compare across panels.
+    ``x_titles`` = (title of the D axis of Q and K, title of the Dv axis of V).
+    """
+    mats = [np.asarray(m, dtype=float) for m in (q, k, v)]
+    bound = max(float(np.abs(m).max()) if m.size else 0.0 for m in mats) or 1.0
+    d, dv = mats[0].shape[1], mats[2].shape[1]
+    widths = [d, d, max(dv, d / 4)]
+    fig = make_subplots(
+        rows=1, cols=3, subplot_titles=list(titles), column_widths=widths, horizontal_spacing=0.06
+    )
+    for i, m in enumerate(mats):
+        fig.add_trace(
+            go.Heatmap(
+                z=m,
+                x=[str(j) for j in range(m.shape[1])],
+                y=list(labels),
+                coloraxis="coloraxis",
+                hovertemplate="%{y}, %{x}<br>%{z:.3g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
+        fig.update_yaxes(showticklabels=i == 0, row=1, col=i + 1)
+        fig.update_xaxes(title=x_titles[0] if i < 2 else x_titles[1], row=1, col=i + 1)
+    fig.update_layout(
+        coloraxis={
+            "colorscale": SIGNED_COLORSCALE,
+            "cmin": -bound,
+            "cmax": bound,
+            "colorbar": {"thickness": 14},
+        }
+    )
+    fig.update_annotations(font_size=16)
+    return base_layout(fig, title=title, height=height)
+
+
 def weight_distribution(
     x_train: np.ndarray,
     weights_nw: np.ndarray,

@@ -39,8 +39,10 @@ def test_default_page_in_both_languages(lang):
     cat = EN if lang == "en" else ZH
     assert at.title[0].value == cat["mh.title"]
     assert [h.value for h in at.header][:2] == [cat["mh.heads_title"], cat["mh.lib_title"]]
-    # head grid, concat, bars, similarity, PE, kernel, two distance plots, permutation, redundancy
-    assert _charts(at) == 10
+    # head grid, concat, bars, similarity, PE, kernel, two distance plots, permutation; the
+    # redundancy experiment trains, so it waits for its Run button
+    assert _charts(at) == 9
+    assert cat["mh.red_press_run"] in _texts(at)
     m = _metrics(at)
     out64 = m[cat["mh.lib_output_diff"].format(dtype="float64")]
     w64 = m[cat["mh.lib_weights_diff"].format(dtype="float64")]
@@ -50,7 +52,12 @@ def test_default_page_in_both_languages(lang):
     assert 0 < out32 < 1e-5  # float32 rounding is visible but tiny
     codes = [c.value for c in at.code]
     assert any("view size is not compatible" in c for c in codes)  # torch's real error, live
+    if lang == "zh":
+        return
     # the redundancy table of the default experiment (d_model 64: H = 1..32)
+    at.button(key="mh_red_run").click().run()
+    assert_clean(at)
+    assert _charts(at) == 10
     red = at.table[-1].value
     assert list(red.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
     assert not at.warning
@@ -94,7 +101,7 @@ def test_every_model_control():
     at.radio(key="mh_mask").set_value("causal").run()
     at.number_input(key="mh_seed").set_value(7).run()
     assert_clean(at)
-    assert _charts(at) == 10
+    assert _charts(at) == 9
 
 
 def test_section_controls():
@@ -113,9 +120,17 @@ def test_section_controls():
     at.select_slider(key="mh_red_d").set_value(32).run()
     at.select_slider(key="mh_red_steps").set_value(50).run()
     assert_clean(at)
+    assert _charts(at) == 9  # moving the experiment's sliders never trains
+    at.button(key="mh_red_run").click().run()
+    assert_clean(at)
     red = at.table[-1].value
     assert list(red.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
     assert red.iloc[0, 1] == "0.000"  # one head: nothing to repeat
+    # the last result stays on screen while the controls move, and says it is the last run
+    at.select_slider(key="mh_red_d").set_value(16).run()
+    assert_clean(at)
+    assert list(at.table[-1].value.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
+    assert EN["mh.red_stale"].format(d_model=32, steps=50, seed=42) in _texts(at)
 
 
 def test_one_head_and_contiguity_without_error():
@@ -141,7 +156,7 @@ def test_one_head_and_contiguity_without_error():
 def test_odd_url_values_fall_back(params, warned):
     at = open_page(PAGE, params={**CHEAP, **params})
     assert_clean(at)
-    assert _charts(at) == 10
+    assert _charts(at) == 9
     if warned is None:
         assert not at.warning
     else:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
 from tests.app.conftest import assert_clean, open_page
-from ui.attention import apply_editor_edits, build_mask, default_custom_mask
 from ui.i18n import load_catalogue
 
 PAGE = "scaled-dot-product"
@@ -41,15 +41,15 @@ def test_scale_and_dk_controls_change_the_numbers():
     at = open_page(PAGE, params={"sdp_dk": "512"})
     assert_clean(at)
     scaled = float(_metrics(at)["Mean largest weight"])
-    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 512**0.5, rel=1e-3)
+    assert float(_metrics(at)["Scale factor 1/τ"]) == pytest.approx(1 / 512**0.5, rel=1e-3)
     at.radio(key="sdp_scale").set_value("one").run()
     assert_clean(at)
     unscaled = float(_metrics(at)["Mean largest weight"])
     assert unscaled > 0.8 > 0.5 > scaled  # the page's claim: no scale -> weights on one position
-    at.radio(key="sdp_scale").set_value("temperature").run()
+    at.radio(key="sdp_scale").set_value("custom").run()
     at.select_slider(key="sdp_temp").set_value(64.0).run()
     assert_clean(at)
-    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 64, rel=1e-3)
+    assert float(_metrics(at)["Scale factor 1/τ"]) == pytest.approx(1 / 64, rel=1e-3)
     at.select_slider(key="sdp_dk").set_value(4).run()
     assert_clean(at)
 
@@ -127,7 +127,7 @@ def test_tampered_mask_text_warns_and_falls_back(bad):
         {"sdp_dk": "13", "sdp_len": "999", "sdp_input": "evil", "sdp_seed": "NaN"},
         {"sdp_dk": "100000", "sdp_len": "-4", "sdp_scale": "bogus", "sdp_temp": "-1"},
         {"sdp_mask": "all", "sdp_pad": "1e9", "sdp_nw_h": "0", "sdp_nw_x0": "99"},
-        {"sdp_mask": "padding", "sdp_pad": "-3", "sdp_scale": EN["sdp.scale_temperature"], "sdp_temp": "1e9"},
+        {"sdp_mask": "padding", "sdp_pad": "-3", "sdp_scale": EN["sdp.scale_custom"], "sdp_temp": "1e9"},
     ],
 )
 def test_odd_url_values_never_break_the_page(params):
@@ -142,10 +142,10 @@ def test_troubleshooting_buttons_set_the_controls():
     assert at.radio(key="sdp_scale").value == "one"
     assert at.select_slider(key="sdp_dk").value == 512
     at.button(key="sdp_btn_loss_fix").click().run()
-    assert at.radio(key="sdp_scale").value == "sqrt"
+    assert at.radio(key="sdp_scale").value == "sqrt_dk"
     at.button(key="sdp_btn_peak_reproduce").click().run()
     assert_clean(at)
-    assert at.radio(key="sdp_scale").value == "temperature"
+    assert at.radio(key="sdp_scale").value == "custom"
     assert float(_metrics(at)["Mean largest weight"]) > 0.9
     at.button(key="sdp_btn_peak_fix").click().run()
     assert float(_metrics(at)["Mean largest weight"]) < 0.9
