@@ -75,12 +75,14 @@ def _check_mask(mask: torch.Tensor | None, scores_shape: torch.Size) -> torch.Te
         return None
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a boolean torch.Tensor (True = may attend)")
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
-    except RuntimeError as err:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores {tuple(scores_shape)}"
-        ) from err
+    # Broadcasting rules checked by hand: torch.broadcast_shapes imports sympy on first use (seconds).
+    m, s = tuple(mask.shape), tuple(scores_shape)
+    if any(a not in (b, 1) and b != 1 for a, b in zip(m[::-1], s[::-1], strict=False)):
+        raise ValueError(f"mask of shape {m} does not broadcast to the scores {s}")
+    broadcast = torch.Size(
+        b if a == 1 else a
+        for a, b in zip((1,) * (len(s) - len(m)) + m, (1,) * (len(m) - len(s)) + s, strict=True)
+    )
     if broadcast != scores_shape:
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} would enlarge the scores {tuple(scores_shape)}; "
