@@ -180,3 +180,40 @@ def test_chinese_page_uses_the_chinese_sentence():
     assert_clean(at)
     order = next(c.value for c in at.caption if c.value.startswith("打乱后的顺序"))
     assert "小猫" in order
+
+
+def _specs(at) -> dict[str, str]:
+    """Every chart's Plotly spec by its element id (the id holds the key, e.g. ``mh_fig_grid``)."""
+    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in at.get("plotly_chart")}
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value", "figure"),
+    [
+        ("slider", "mh_threshold", 0.6, "mh_fig_similarity"),
+        ("radio", "mh_perm", "reverse", "mh_fig_perm"),
+        ("select_slider", "mh_perm_head", 3, "mh_fig_perm"),
+    ],
+)
+def test_a_fragment_control_moves_only_its_own_figure(kind, key, value, figure):
+    at = open_page(PAGE, params=CHEAP)
+    before = _specs(at)
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert_clean(at)
+    after = _specs(at)
+    assert after.keys() == before.keys()
+    assert {k for k in before if before[k] != after[k]} == {figure}
+
+
+def test_a_url_reproduces_the_view():
+    params = {**CHEAP, "mh_d": "32", "mh_heads": "4", "mh_pe": _opt("mh.pe_sinusoidal"), "mh_mask": "causal"}
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    by_hand = open_page(PAGE, params=CHEAP)
+    by_hand.select_slider(key="mh_d").set_value(32).run()
+    by_hand.select_slider(key="mh_heads").set_value(4).run()
+    by_hand.radio(key="mh_pe").set_value("sinusoidal").run()
+    by_hand.radio(key="mh_mask").set_value("causal").run()
+    assert_clean(by_hand)
+    assert _specs(by_hand) == _specs(at)
+    assert at.radio(key="mh_pe").value == "sinusoidal"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
@@ -184,3 +186,76 @@ def test_mask_editor_helpers():
     assert apply_editor_edits("garbage", 4, {9: {"0": True}, 1: {"x": True}}, labels) == "1-3-7-f"
     with pytest.raises(ValueError, match="rows"):
         build_mask("custom", 4, 0, "1-3")
+
+
+def _specs(at) -> dict[str, str]:
+    """Every chart's Plotly spec by its element id (the id holds the key, e.g. ``sdp_fig_raw``)."""
+    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in at.get("plotly_chart")}
+
+
+def _texts_of(spec: str) -> str:
+    """The readable text of a Plotly spec (JSON escapes undone)."""
+    return json.dumps(json.loads(spec), ensure_ascii=False)
+
+
+def test_the_kernel_regression_fragment_moves_only_its_own_figure():
+    at = open_page(PAGE)
+    before = _specs(at)
+    assert "sdp_fig_nw_normalizers" in before
+    at.slider(key="sdp_nw_x0").set_value(-1.0).run()
+    assert_clean(at)
+    after = _specs(at)
+    assert after.keys() == before.keys()
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed == {"sdp_fig_nw_normalizers"}  # every other section's chart is left as it was
+
+
+def test_page_wide_controls_update_every_section_and_a_url_reproduces_the_view():
+    params = {"sdp_dk": "64", "sdp_scale": "one", "sdp_mask": "causal", "sdp_seed": "3", "sdp_len": "6"}
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    assert at.radio(key="sdp_scale").value == "one"
+    assert at.radio(key="sdp_mask").value == "causal"
+    view = _specs(at)
+    m = _metrics(at)
+    assert float(m["Temperature τ"]) == 1.0
+    # the same view built by moving the controls by hand
+    by_hand = open_page(PAGE)
+    by_hand.select_slider(key="sdp_dk").set_value(64).run()
+    by_hand.radio(key="sdp_scale").set_value("one").run()
+    by_hand.radio(key="sdp_mask").set_value("causal").run()
+    by_hand.number_input(key="sdp_seed").set_value(3).run()
+    by_hand.slider(key="sdp_len").set_value(6).run()
+    assert_clean(by_hand)
+    assert _specs(by_hand) == view
+    assert _metrics(by_hand)["Mean largest weight"] == m["Mean largest weight"]
+    # a page-wide control changes the pipeline, Q/K/V and the troubleshooting weights
+    by_hand.radio(key="sdp_mask").set_value("none").run()
+    changed = {k for k, v in _specs(by_hand).items() if view[k] != v}
+    assert {"sdp_fig_masked", "sdp_fig_weights", "sdp_fig_trouble_weights"} <= changed
+    assert "sdp_fig_nw_normalizers" not in changed
+
+
+def test_qkv_heatmaps_and_one_scale_convention():
+    at = open_page(PAGE, params={"sdp_dk": "16"})
+    spec = _texts_of(_specs(at)["sdp_fig_qkv"])
+    assert "Queries Q (L × 16)" in spec
+    assert "Values V (S × 4)" in spec
+    scaled = _texts_of(_specs(at)["sdp_fig_scaled"])
+    assert "÷ τ (τ = 4, × 0.25)" in scaled  # the heading's convention: scores ÷ τ, τ = √d_k
+    assert any(h.value.startswith("The pipeline: QKᵀ → ÷ τ") for h in at.header)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_language_switch_keeps_the_radio_selections(lang):
+    other = "zh" if lang == "en" else "en"
+    at = open_page(
+        PAGE, lang=lang, params={"sdp_scale": "custom", "sdp_mask": "causal", "sdp_input": "sentence_zh"}
+    )
+    assert_clean(at)
+    at.session_state["lang"] = other  # what clicking the sidebar's language switch does
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="sdp_scale").value == "custom"
+    assert at.radio(key="sdp_mask").value == "causal"
+    assert at.radio(key="sdp_input").value == "sentence_zh"
