@@ -153,11 +153,15 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
         y_title=t("common.query"),
     )
     show_figure(concat, key="mh_fig_concat", look_for_key="mh.look_concat")
+    _head_bars(view, short)
+
+
+def _head_bars(view, short: tuple[str, ...]) -> None:
     bars = mh.head_bars(
         view.normalized_entropy,
         view.support,
         head_labels=short,
-        max_support=float(len(labels)),
+        max_support=float(len(view.labels)),
         titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
         y_titles=(t("mh.entropy_y"), t("mh.support_y")),
         x_title=t("mh.head_axis"),
