@@ -7,12 +7,14 @@ caches are bounded, and results are frozen dataclasses of numpy arrays (``core.m
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
 from core import multihead_analysis as mha
 from core.contiguity import BROKEN_CODE, FIXED_CODE, ContiguityDemo  # noqa: F401 (re-exported for the page)
-from core.head_redundancy import RedundancyPoint, redundancy_vs_heads
+from core.head_redundancy import RedundancyPoint, points_from_json, redundancy_vs_heads
 from core.positional import POSITIONAL_KINDS  # noqa: F401 (re-exported for the page)
 from figures import multihead as figs
 from ui.layout import cached_figure
@@ -68,6 +70,26 @@ def redundancy_point(d_model: int, n_heads: int, train_steps: int, seed: int) ->
     seeded weights, batches and held-out walks, so the points equal one ``redundancy_vs_heads`` run.
     """
     return redundancy_vs_heads(d_model, [n_heads], train_steps=train_steps, seed=seed).points[0]
+
+
+#: The redundancy experiment's default run (d_model 64, 100 steps, seed 42), computed ahead with
+#: ``python -m core.head_redundancy <file> 64 100 42`` and shipped, so the page shows a result on load.
+SHIPPED_REDUNDANCY = (64, 100, 42)
+SHIPPED_REDUNDANCY_FILE = (
+    Path(__file__).resolve().parent.parent
+    / "assets"
+    / "precomputed"
+    / "mh_redundancy_d64_steps100_seed42.json"
+)
+
+
+@st.cache_resource(show_spinner=False)
+def shipped_redundancy() -> tuple[tuple[int, int, int], tuple[RedundancyPoint, ...]] | None:
+    """The shipped default run as ((d_model, steps, seed), points), or None if the file is missing/bad."""
+    try:
+        return SHIPPED_REDUNDANCY, points_from_json(SHIPPED_REDUNDANCY_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 head_grid = cached_figure(figs.head_grid)
