@@ -167,7 +167,9 @@ def matrices_row(
         finite = [np.abs(z[np.isfinite(z)]) if signed else z[np.isfinite(z)] for z in shared]
         zmax = max((float(f.max()) for f in finite if f.size), default=1.0)
     zmax = zmax if zmax > 0 else 1.0
-    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.07)
+    spacing = 0.1 if signed_last else 0.04
+    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=spacing)
+    panel_width = (1 - spacing * (n - 1)) / n
     for i, (_, z) in enumerate(panels):
         z = np.asarray(z, dtype=float)
         own = signed_last and i == n - 1
@@ -183,7 +185,9 @@ def matrices_row(
                 zmax=bound,
                 showscale=show,
                 colorbar={
-                    "x": 1.02 if own or not signed_last else (n - 1) / n - 0.02,
+                    # the shared scale's bar sits in the gap before the difference panel
+                    "x": 1.02 if own or not signed_last else (n - 1) * panel_width + (n - 2) * spacing + 0.01,
+                    "xanchor": "left",
                     "len": 0.9,
                     "thickness": 12,
                 }
@@ -194,7 +198,13 @@ def matrices_row(
             row=1,
             col=i + 1,
         )
-        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
+        fig.update_yaxes(
+            autorange="reversed",
+            row=1,
+            col=i + 1,
+            title=y_title if i == 0 else None,
+            showticklabels=i == 0 or own,
+        )
         fig.update_xaxes(title=x_title, row=1, col=i + 1)
     fig.update_annotations(font_size=15)
     return base_layout(fig, title=title, height=height)

@@ -207,7 +207,7 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
     st.subheader(t("ka.tsai_title"))
     st.markdown(t("ka.tsai_body"))
     st.latex(
-        r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad"
+        r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad "
         r"K_{\mathrm{poly}}=(1+q\cdot k/\sqrt D)^2"
     )
     weights = uk.dissection(inp)
@@ -270,11 +270,15 @@ def show_cost(run: uk.CostRun | None) -> None:
         (cols[0], "seconds", t("ka.axis_ms"), 1e3),
         (cols[1], "peak_bytes", t("ka.axis_mib"), 1 / 2**20),
     ):
-        lengths, values, crossovers = {}, {}, {}
+        lengths, values, crossovers, always = {}, {}, {}, []
         for method, name in names.items():
             x, y = run.series(method, field)
             lengths[name], values[name] = x, y * scale
-            if method != "exact" and (cross := run.crossover(method, field)) is not None:
+            if method == "exact" or (cross := run.crossover(method, field)) is None:
+                continue
+            if cross <= x.min():
+                always.append(t("ka.crossover_always", name=name, what=t(f"ka.what_{field}")))
+            else:
                 crossovers[t("ka.crossover", name=name, L=f"{cross:,.0f}")] = cross
         with col:
             fig = cached_figure(fk.cost_figure)(
@@ -286,6 +290,8 @@ def show_cost(run: uk.CostRun | None) -> None:
                 crossovers=crossovers,
             )
             show_figure(fig, key=f"ka_fig_cost_{field}", look_for_key=f"ka.look_cost_{field}")
+            for line in always:
+                st.caption(line)
 
 
 def render() -> None:
