@@ -132,6 +132,7 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
         signed_last=True,
+        zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
     show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx")
 
