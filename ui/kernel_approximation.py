@@ -41,7 +41,7 @@ FEATURE_SEEDS = 12
 #: Attention inputs: key dimensions, lengths, and the spread σ of the N(0, σ²) query/key entries.
 DK_OPTIONS = (4, 8, 16, 32)
 SIGMA_OPTIONS = (0.25, 0.5, 0.75, 1.0)
-MAX_DISPLAY_LENGTH = 48
+MAX_DISPLAY_LENGTH = 32
 D_V = 4
 #: Cost measurement: lengths, caps and budgets.
 COST_LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
