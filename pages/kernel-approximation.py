@@ -34,12 +34,17 @@ def regression_section() -> None:
         uc.select_slider("ka.m", key="ka_m", options=uk.M_OPTIONS, value=16, help_key="ka.m_help", where=c2)
     )
     seed = uc.seed("ka_seed", value=0, where=c3)
-    data, fit = uk.regression_data(), uk.rff_fit(h, m, seed)
+    fit = uk.rff_fit(h, m, seed)
     conv = uk.rff_convergence(h, seed)
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_fit_rms"), f"{fit.rms_error:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
+    rff_figures(uk.regression_data(), fit, conv, h, m)
+
+
+def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int) -> None:
+    """The random-feature fit next to the error against m."""
     a, b = st.columns(2)
     with a:
         fig = cached_figure(fk.rff_fit_figure)(

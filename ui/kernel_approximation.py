@@ -54,6 +54,11 @@ TOTAL_BUDGET_S = 20.0
 COST_RESULT = "ka_cost_result"
 
 
+#: Result types, re-exported for the page.
+RffFit = ka.RffFit
+RffConvergence = ka.RffConvergence
+
+
 @dataclass(frozen=True)
 class RegressionData:
     """The post's data set: x, y (N,)."""
