@@ -92,24 +92,29 @@ class ICLConfig:
     seed: int = 0  # every random draw (tasks, b, held-out sets) derives from it
 
     def __post_init__(self) -> None:
-        checks = [
-            (self.family in FAMILIES, f"family must be one of {FAMILIES}, got {self.family!r}"),
-            (self.attention in ATTENTIONS, f"attention must be one of {ATTENTIONS}, got {self.attention!r}"),
-            (_finite(self.lipschitz) and 0 < self.lipschitz <= 100, f"lipschitz must be in (0, 100], got {self.lipschitz}"),
-            (_finite(self.noise) and 0 <= self.noise <= 10, f"noise must be in [0, 10], got {self.noise}"),
-            (_int(self.n_context) and 2 <= self.n_context <= 1024, f"n_context must be an int in [2, 1024], got {self.n_context}"),
-            (_int(self.dim) and 2 <= self.dim <= 64, f"dim must be an int in [2, 64], got {self.dim}"),
-            (_int(self.steps) and 1 <= self.steps <= 100_000, f"steps must be an int in [1, 100000], got {self.steps}"),
-            (_finite(self.lr) and 0 < self.lr <= 10, f"lr must be in (0, 10], got {self.lr}"),
-            (_int(self.batch_tasks) and self.batch_tasks >= 1, f"batch_tasks must be an int >= 1, got {self.batch_tasks}"),
-            (_int(self.n_queries) and self.n_queries >= 1, f"n_queries must be an int >= 1, got {self.n_queries}"),
-            (_int(self.test_tasks) and self.test_tasks >= 1, f"test_tasks must be an int >= 1, got {self.test_tasks}"),
-            (_int(self.eval_every) and self.eval_every >= 1, f"eval_every must be an int >= 1, got {self.eval_every}"),
-            (_int(self.seed) and 0 <= self.seed < 2**63, f"seed must be an int >= 0, got {self.seed}"),
-        ]  # fmt: skip
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
+        ints = {"n_context": (2, 1024), "dim": (2, 64), "steps": (1, 100_000), "batch_tasks": (1, 4096)}
+        ints |= {
+            "n_queries": (1, 1024),
+            "test_tasks": (1, 8192),
+            "eval_every": (1, 100_000),
+            "seed": (0, 2**63 - 1),
+        }
+        for name, (low, high) in ints.items():
+            value = getattr(self, name)
+            if not (_int(value) and low <= value <= high):
+                raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        reals = {"lipschitz": (0.0, 100.0), "noise": (0.0, 10.0), "lr": (0.0, 10.0)}
+        for name, (low, high) in reals.items():
+            value = getattr(self, name)
+            open_low = name != "noise"  # L and lr must be > 0; noise may be 0
+            if not (_finite(value) and (low < value if open_low else low <= value) and value <= high):
+                raise ValueError(
+                    f"{name} must be a real number in {'(' if open_low else '['}{low}, {high}], got {value!r}"
+                )
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
         if self.batch_tasks * self.n_queries * self.n_context > MAX_ELEMENTS:
             raise ValueError(f"batch_tasks · n_queries · n_context must be <= {MAX_ELEMENTS}")
 
@@ -255,10 +260,7 @@ def _torch_predict(
     m: torch.Tensor, x: torch.Tensor, y: torch.Tensor, xq: torch.Tensor, attention: str
 ) -> torch.Tensor:
     scores = torch.einsum("bqd,de,bne->bqn", xq, m, x)  # (B, Q, N)
-    if attention == "softmax":
-        w = torch.softmax(scores, dim=-1)
-    else:
-        w = scores / x.shape[1]
+    w = torch.softmax(scores, dim=-1) if attention == "softmax" else scores / x.shape[1]
     return torch.einsum("bqn,bn->bq", w, y)  # (B, Q)
 
 
@@ -456,10 +458,10 @@ class ICLRun:
         m = _symmetric(self.param).detach().numpy().copy()
         self.matrices.append(m)
         self.bandwidth.append(effective_bandwidth(m, self.config.family, self.b))
-        if self.steps_done % self.config.eval_every == 0 or self.steps_done == self.config.steps:
-            if not self.eval_steps or self.eval_steps[-1] != self.steps_done:
-                self.eval_steps.append(self.steps_done)
-                self.test_error.append(query_error(m, self.tests, self.config.attention))
+        due = self.steps_done % self.config.eval_every == 0 or self.steps_done == self.config.steps
+        if due and (not self.eval_steps or self.eval_steps[-1] != self.steps_done):
+            self.eval_steps.append(self.steps_done)
+            self.test_error.append(query_error(m, self.tests, self.config.attention))
 
 
 def _symmetric(p: torch.Tensor) -> torch.Tensor:
