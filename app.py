@@ -28,6 +28,7 @@ PAGES: list[tuple[str, str, str, str]] = [
     ("pages/scaled-dot-product.py", "scaled-dot-product", "nav.scaled_dot_product", ":material/grid_on:"),
     ("pages/multi-head.py", "multi-head", "nav.multi_head", ":material/view_module:"),
     ("pages/training.py", "training", "nav.training", ":material/model_training:"),
+    ("pages/in-context.py", "in-context", "nav.in_context", ":material/psychology:"),
 ]
 
 

@@ -573,6 +573,10 @@ class Trend:
         name: ``lipschitz``, ``noise`` or ``n_context``.
         expected: +1 if the window should widen as the quantity grows, -1 if it should narrow.
         pairs_ok, pairs: neighbouring sweep points where the *learned* bandwidth moved as expected.
+        oracle_ok: neighbouring points where the *oracle* bandwidth moved as expected (the claim
+            holds for the best NW only while N points can resolve the functions: with L large for
+            N and d, the best window widens again towards the plain mean).
+        agree: neighbouring points where the learned bandwidth moved the way the oracle's did.
         learned_fold, oracle_fold: bandwidth at the largest value over that at the smallest
             (learned, and the oracle's), averaged (geometrically) over the other swept quantity.
     """
@@ -581,6 +585,8 @@ class Trend:
     expected: int
     pairs_ok: int
     pairs: int
+    oracle_ok: int
+    agree: int
     learned_fold: float
     oracle_fold: float
 
@@ -632,12 +638,15 @@ def learned_bandwidth(config: ICLConfig) -> float:
 def _trend(name: str, expected: int, learned: np.ndarray, oracle: np.ndarray) -> Trend:
     """``learned``/``oracle``: (R, K) bandwidths, K along the swept quantity (ascending)."""
     steps = np.sign(np.diff(np.log(learned), axis=1))  # (R, K - 1)
+    oracle_steps = np.sign(np.diff(np.log(oracle), axis=1))
     fold = lambda h: float(np.exp(np.mean(np.log(h[:, -1] / h[:, 0]))))  # noqa: E731
     return Trend(
         name=name,
         expected=expected,
         pairs_ok=int(np.sum(steps == expected)),
         pairs=int(steps.size),
+        oracle_ok=int(np.sum(oracle_steps == expected)),
+        agree=int(np.sum(steps == oracle_steps)),
         learned_fold=fold(learned),
         oracle_fold=fold(oracle),
     )
@@ -683,3 +692,101 @@ def sweep(base: ICLConfig, on_progress: Callable[[int, int], None] | None = None
         trends=trends,
         seconds=time.perf_counter() - started,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# What the page draws: one context, the window in a plane
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """One held-out context drawn along a coordinate, with one query's weights.
+
+    The coordinate is the angle on the circle for D = 2 (``angle``, radians), else the position
+    along the task's direction u·x (``projection``), along which f varies.
+
+    Attributes:
+        coordinate: ``angle`` or ``projection``.
+        grid_s, grid_f: (G,) positions and the true f there.
+        ctx_s, ctx_y: (N,) the context's positions and noisy labels.
+        query_s, query_f: the query's position and true value.
+        pred_attention, pred_oracle: the attention's and the NW oracle's prediction at the query.
+        w_attention, w_oracle: (N,) their weights on the context points (the query's row).
+    """
+
+    coordinate: str
+    grid_s: np.ndarray
+    grid_f: np.ndarray
+    ctx_s: np.ndarray
+    ctx_y: np.ndarray
+    query_s: float
+    query_f: float
+    pred_attention: float
+    pred_oracle: float
+    w_attention: np.ndarray
+    w_oracle: np.ndarray
+
+
+def context_view(
+    config: ICLConfig, m: np.ndarray, oracle_h: float, task: int = 0, query: int = 0
+) -> ContextView:
+    """The ``task``-th held-out context and its ``query``-th query, seen by M and by the oracle."""
+    tests = held_out_tasks(config)
+    x, y, xq = (
+        tests.x[task : task + 1],
+        tests.y[task : task + 1],
+        tests.xq[task : task + 1, query : query + 1],
+    )
+    u, phase = tests.u[task], tests.phase[task]
+    pred_a, w_a = attention_predict(m, x, y, xq, config.attention)
+    pred_o, w_o = nw_sphere(x, y, xq, oracle_h)
+    if config.dim == 2:
+        coordinate = "angle"
+        grid_s = np.linspace(-np.pi, np.pi, 361)
+        points = np.stack([np.cos(grid_s), np.sin(grid_s)], axis=-1)  # (G, 2)
+        ctx_s = np.arctan2(x[0, :, 1], x[0, :, 0])
+        query_s = float(np.arctan2(xq[0, 0, 1], xq[0, 0, 0]))
+        grid_f = np.cos(config.lipschitz * points @ u + phase)
+    else:
+        coordinate = "projection"
+        grid_s = np.linspace(-1.0, 1.0, 201)
+        ctx_s = x[0] @ u
+        query_s = float(xq[0, 0] @ u)
+        grid_f = np.cos(config.lipschitz * grid_s + phase)
+    return ContextView(
+        coordinate=coordinate,
+        grid_s=grid_s,
+        grid_f=grid_f,
+        ctx_s=ctx_s,
+        ctx_y=y[0].copy(),
+        query_s=query_s,
+        query_f=float(tests.fq[task, query]),
+        pred_attention=float(pred_a[0, 0]),
+        pred_oracle=float(pred_o[0, 0]),
+        w_attention=w_a[0, 0].copy(),
+        w_oracle=w_o[0, 0].copy(),
+    )
+
+
+def plane_of(matrices: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Key-query matrices restricted to a plane that shows the window's shape around ``b``.
+
+    D = 2: the plane itself (the matrices unchanged, ``b`` as is). D > 2: the plane spanned by b
+    and the direction across b in which the *last* matrix's window is widest (so every snapshot
+    is drawn in the same plane, with b along the first axis).
+
+    Args:
+        matrices: (K, D, D) snapshots; b: (D,).
+
+    Returns:
+        (K, 2, 2) matrices Bᵀ M B and b in that basis (2,).
+    """
+    d = matrices.shape[-1]
+    if d == 2:
+        return matrices, b
+    q, _ = np.linalg.qr(np.column_stack([b, np.eye(d)]))  # (D, D): first column ±b, the rest across b
+    others = q[:, 1:d]  # (D, D - 1) orthonormal directions across b
+    _, vec = np.linalg.eigh(others.T @ matrices[-1] @ others)  # ascending: the widest window first
+    basis = np.stack([b, others @ vec[:, 0]], axis=1)  # (D, 2)
+    return np.einsum("di,kde,ej->kij", basis, matrices, basis), np.array([1.0, 0.0])
