@@ -163,14 +163,25 @@ def _sweep_key(config: ICLConfig) -> ICLConfig:
     return config.replace(family="full", attention="softmax")
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _sweep_cached(base: ICLConfig, _on_progress: Callable[[int, int], None] | None = None) -> core.Sweep:
-    return core.sweep(base, _on_progress)
+#: Sweeps kept per server process (all sessions share them).
+SWEEP_ENTRIES = 8
+
+
+@st.cache_resource
+def _sweep_store() -> dict[ICLConfig, core.Sweep]:
+    """The server's sweeps by base config. A plain dict, not ``st.cache_data``: the sweep's
+    progress callback draws, and Streamlit's caches would try to replay those elements."""
+    return {}
 
 
 def sweep(config: ICLConfig, on_progress: Callable[[int, int], None] | None = None) -> core.Sweep:
     """The paper's trends measured around ``config`` (cached; ``on_progress(done, total)``)."""
-    return _sweep_cached(_sweep_key(config), on_progress)
+    key, store = _sweep_key(config), _sweep_store()
+    if key not in store:
+        store[key] = core.sweep(key, on_progress)
+        while len(store) > SWEEP_ENTRIES:
+            store.pop(next(iter(store)))
+    return store[key]
 
 
 def _request(what: str) -> None:
