@@ -26,6 +26,20 @@ COLORS = {
     "function": "#555555",
     "b": PALETTE[1],
 }
+#: Legend under the plot: these figures have long titles and several reference lines.
+_LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0}
+
+
+#: Tick values of log bandwidth axes (Plotly's own log ticks print 0.2 as "2" on short ranges).
+LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10)
+
+
+def _below(fig: go.Figure, title: str | None, height: int) -> go.Figure:
+    base_layout(fig, title=title, height=height)
+    fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 40})
+    return fig
+
+
 _DASH = {"oracle": "dash", "loo": "dot", "floor": "solid", "mean": "longdash", "linear": "dashdot"}
 
 
@@ -43,7 +57,7 @@ def task_figure(
     x_title: str,
     y_title: str,
     w_title: str,
-    height: int = 560,
+    height: int = 600,
 ) -> go.Figure:
     """One context: the function, the N noisy points, a query; below, who gets the weight.
 
@@ -106,7 +120,7 @@ def task_figure(
     fig.update_yaxes(title_text=y_title, row=1, col=1)
     fig.update_yaxes(title_text=w_title, row=2, col=1, rangemode="tozero")
     fig.update_layout(barmode="overlay", bargap=0)
-    return base_layout(fig, title=title, height=height)
+    return _below(fig, title, height)
 
 
 def _hline(fig: go.Figure, value: float, role: str, name: str, x_max: float) -> None:
@@ -133,7 +147,7 @@ def bandwidth_figure(
     title: str,
     x_title: str,
     y_title: str,
-    height: int = 420,
+    height: int = 470,
 ) -> go.Figure:
     """The learned bandwidth over training steps (log scale), with reference bandwidths as lines.
 
@@ -153,9 +167,17 @@ def bandwidth_figure(
             line={"color": COLORS["attention"], "width": 3},
         )
     )
+    shown = [v for v in (*references.values(), *bandwidth, 1.0) if v > 0]
+    low, high = min(shown) / 1.5, max(shown) * 1.5  # the start (h = 1) and every line in view
     fig.update_xaxes(title_text=x_title, range=[0, max_steps])
-    fig.update_yaxes(title_text=y_title, type="log")
-    return base_layout(fig, title=title, height=height)
+    fig.update_yaxes(
+        title_text=y_title,
+        type="log",
+        range=[np.log10(low), np.log10(high)],
+        tickvals=LOG_TICKS,
+        ticktext=None,
+    )
+    return _below(fig, title, height)
 
 
 def error_figure(
@@ -168,7 +190,7 @@ def error_figure(
     title: str,
     x_title: str,
     y_title: str,
-    height: int = 420,
+    height: int = 470,
 ) -> go.Figure:
     """Test error over training steps (log scale) against the references' errors (lines)."""
     fig = go.Figure()
@@ -186,7 +208,7 @@ def error_figure(
     )
     fig.update_xaxes(title_text=x_title, range=[0, max_steps])
     fig.update_yaxes(title_text=y_title, type="log")
-    return base_layout(fig, title=title, height=height)
+    return _below(fig, title, height)
 
 
 def ellipse_figure(
@@ -246,7 +268,7 @@ def ellipse_figure(
     )
     fig.update_xaxes(title_text=x_title, zeroline=True)
     fig.update_yaxes(title_text=y_title, zeroline=True, scaleanchor="x", scaleratio=1)
-    return base_layout(fig, title=title, height=height)
+    return _below(fig, title, height)
 
 
 def sweep_figure(
@@ -299,11 +321,11 @@ def sweep_figure(
             row=1,
             col=2,
         )
-    fig.update_xaxes(title_text=x_titles[0], type="log", row=1, col=1)
-    fig.update_xaxes(title_text=x_titles[1], type="log", row=1, col=2)
-    fig.update_yaxes(title_text=y_title, type="log", row=1, col=1)
-    fig.update_yaxes(type="log", row=1, col=2)
-    return base_layout(fig, height=height)
+    fig.update_xaxes(title_text=x_titles[0], type="log", tickvals=list(lipschitz), row=1, col=1)
+    fig.update_xaxes(title_text=x_titles[1], type="log", tickvals=list(n_context), row=1, col=2)
+    fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS, row=1, col=1)
+    fig.update_yaxes(type="log", tickvals=LOG_TICKS, row=1, col=2)
+    return _below(fig, None, height)
 
 
 def error_bars(

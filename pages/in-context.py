@@ -239,7 +239,7 @@ def compare_section(config) -> None:
         values,
         ["attention", "linear", "oracle", "floor"],
         title=t("ic.compare_fig_title"),
-        y_title=t("ic.axis_error"),
+        y_title=t("ic.axis_mse"),
     )
     show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look")
     st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
@@ -277,7 +277,7 @@ def sweep_section(config) -> None:
         y_title=t("ic.axis_bandwidth"),
     )
     show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look")
-    st.dataframe(ui_ic.trend_rows(result), hide_index=True, width="stretch")
+    st.table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:
         st.info(t(note))

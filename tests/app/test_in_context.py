@@ -174,14 +174,14 @@ def test_compare_and_sweep_buttons():
     assert any(m.value.startswith(cat["ic.compare_verdict"].split("{")[0]) for m in at.markdown)
     at.button(key="ic_btn_sweep").click().run()
     assert_clean(at)
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert len(table) == 3
     assert set(table[cat["ic.col_verdict"]]) <= {
         cat[f"ic.verdict_{v}"] for v in ("reproduced", "partly", "not_reproduced")
     }
     # the results stay on screen on the next rerun
     at.run()
-    assert at.dataframe
+    assert at.table
 
 
 def test_training_waits_for_the_shared_slot_limiter():
