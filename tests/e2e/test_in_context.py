@@ -55,7 +55,8 @@ def test_train_the_bandwidth_chart_gains_points_then_pause(page, lang):
     assert_no_exception(page)
     assert page.locator("h1").first.inner_text() == cat["ic.title"]
     name = cat["ic.legend_attention"]
-    assert page.evaluate(POINTS, name) == 0  # the axes and reference lines are there, no curve yet
+    # the axes and reference lines are there, no curve yet (Plotly may draw a moment after the run)
+    _wait_for(lambda: page.evaluate(POINTS, name) == 0, 30, page)
     _button(page, "train").click()
     _wait_for(lambda: page.evaluate(POINTS, name) >= 5, 90, page)
     first = page.evaluate(POINTS, name)
