@@ -8,7 +8,8 @@ callbacks against headless training, and the sweep.
   bandwidth stays within 10 % of its final value (``stable_step``) and the CPU time to reach it
   (target: <= 10 s);
 - page: the same run with an ``on_step`` doing the live page's work (``pages/in-context.py``
-  ``LiveView.draw``): every 0.7 s build the bandwidth, error and task figures with
+  ``LiveView.draw``): when ``ui.in_context.RedrawClock`` allows (every 0.7 s, and at most about
+  a ninth of the time) build the bandwidth, error and task figures with
   ``figures.in_context`` (plus the context view from ``core``) and serialise them to JSON, as
   ``st.plotly_chart`` does. Target: <= 15 % over headless (ratio of CPU times, and the time
   spent inside the callbacks as a share of training time, the least noisy measure);
@@ -26,6 +27,7 @@ import plotly.io as pio
 
 from core import in_context as ic
 from figures import in_context as figs
+from ui.in_context import RedrawClock
 
 REPEAT = 3
 THROTTLE_S = 0.7
@@ -68,13 +70,14 @@ CALLBACK_SHARE = [float("inf")]
 
 
 def with_page(config: ic.ICLConfig, refs: ic.References) -> tuple[float, float]:
-    last, spent = [-float("inf")], [0.0]
+    spent = [0.0]
+    clock = RedrawClock(THROTTLE_S)
 
     def on_step(run: ic.ICLRun) -> None:
-        if time.perf_counter() - last[0] >= THROTTLE_S:
+        if clock.due():
             began = time.perf_counter()
-            last[0] = began
             page_work(run, refs)
+            clock.done(began)
             spent[0] += time.perf_counter() - began
 
     wall, cpu = time.perf_counter(), time.process_time()

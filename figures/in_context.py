@@ -69,57 +69,53 @@ def task_figure(
         weights: {role: (N,) weights of the query's row} drawn as bars at ``ctx_s``.
         names: legend names by role and for ``function``, ``context``, ``query``.
     """
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.06)
-    fig.add_trace(
+    # Two stacked panels sharing x, laid out by hand: make_subplots costs ~150 ms per figure,
+    # too much for a chart redrawn while the unit trains.
+    traces = [
         go.Scatter(
             x=grid_s, y=grid_f, mode="lines", name=names["function"], line={"color": COLORS["function"]}
         ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
         go.Scatter(
-            x=ctx_s,
-            y=ctx_y,
-            mode="markers",
-            name=names["context"],
+            x=ctx_s, y=ctx_y, mode="markers", name=names["context"],
             marker={"color": "#333333", "size": 7, "opacity": 0.75},
         ),
-        row=1,
-        col=1,
-    )
-    fig.add_vline(x=query_s, line={"color": "#AAAAAA", "dash": "dot"})
+    ]  # fmt: skip
     for role, value in predictions.items():
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[query_s],
                 y=[value],
                 mode="markers",
                 name=names[role],
                 marker={"color": COLORS[role], "size": 14, "symbol": "diamond", "line": {"width": 1}},
-            ),
-            row=1,
-            col=1,
+            )
         )
     width = float(np.ptp(grid_s)) / (2.5 * max(1, len(ctx_s)))  # two bars side by side per point
     for k, (role, w) in enumerate(weights.items()):
-        fig.add_trace(
+        traces.append(
             go.Bar(
                 x=np.asarray(ctx_s) + (k - 0.5) * width,
                 y=w,
                 width=width,
-                name=names[role] + " · " + w_title,
+                xaxis="x",
+                yaxis="y2",
                 marker={"color": COLORS[role]},
                 showlegend=False,
                 hovertemplate="%{y:.3f}<extra>" + names[role] + "</extra>",
-            ),
-            row=2,
-            col=1,
+            )
         )
-    fig.update_xaxes(title_text=x_title, row=2, col=1)
-    fig.update_yaxes(title_text=y_title, row=1, col=1)
-    fig.update_yaxes(title_text=w_title, row=2, col=1, rangemode="tozero")
-    fig.update_layout(barmode="overlay", bargap=0)
+    fig = go.Figure(traces)
+    fig.update_layout(
+        xaxis={"title": {"text": x_title}, "anchor": "y2"},
+        yaxis={"title": {"text": y_title}, "domain": [0.42, 1.0]},
+        yaxis2={"title": {"text": w_title}, "domain": [0.0, 0.34], "rangemode": "tozero"},
+        barmode="overlay",
+        bargap=0,
+        shapes=[
+            {"type": "line", "xref": "x", "yref": "paper", "x0": query_s, "x1": query_s, "y0": 0, "y1": 1,
+             "line": {"color": "#AAAAAA", "dash": "dot"}},
+        ],
+    )  # fmt: skip
     return _below(fig, title, height)
 
 

@@ -16,7 +16,8 @@ from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
 
-#: While training, charts are redrawn at most this often (progress and status every step).
+#: While training, charts are redrawn at most this often, and so that redraws take at most about a
+#: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
 CHART_INTERVAL_S = 0.7
 STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
@@ -46,7 +47,8 @@ class LiveView:
         self.bandwidth, self.error = left.empty(), right.empty()
         self.task = st.empty()
         self.draws = 0
-        self.last_chart = self.last_status = -float("inf")
+        self.last_status = -float("inf")
+        self.clock = ui_ic.RedrawClock(CHART_INTERVAL_S)
 
     def draw(self, config, refs, run=None, *, live: bool = False) -> None:
         """Status, bandwidth and error charts and one context; ``run`` None: before training."""
@@ -72,9 +74,9 @@ class LiveView:
                     rate=done / run.seconds if run.seconds else 0.0,
                 )
             )
-        if live and now - self.last_chart < CHART_INTERVAL_S:
+        if live and not self.clock.due():
             return
-        self.last_chart = now
+        started = time.perf_counter()
         self.draws += 1
         build = figs if live else _Cached  # live frames change every draw: not worth caching
         n = names()
@@ -126,6 +128,7 @@ class LiveView:
         )
         with self.task.container():
             show_figure(fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look")
+        self.clock.done(started)
 
 
 class _Cached:

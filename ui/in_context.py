@@ -470,6 +470,27 @@ def train_live(
     return run
 
 
+class RedrawClock:
+    """When the live charts may be redrawn: at most every ``interval_s`` seconds, and never more
+    often than keeps the redraws under ``1 / (1 + spacing)`` of the time (a redraw that took c
+    seconds is followed by at least ``spacing * c`` seconds of training). The first redraw comes
+    one interval after the clock starts (the page already shows the charts when training starts).
+    """
+
+    def __init__(self, interval_s: float = 0.7, spacing: float = 8.0) -> None:
+        self.interval_s, self.spacing = interval_s, spacing
+        self.next_at = time.perf_counter() + interval_s
+
+    def due(self) -> bool:
+        """True when a redraw may happen now."""
+        return time.perf_counter() >= self.next_at
+
+    def done(self, started: float) -> None:
+        """Record a redraw that began at ``started`` (``time.perf_counter()``) and ends now."""
+        now = time.perf_counter()
+        self.next_at = now + max(self.interval_s, self.spacing * (now - started))
+
+
 # --------------------------------------------------------------------------------------------
 # Verdicts (i18n keys from measured numbers)
 # --------------------------------------------------------------------------------------------
