@@ -26,6 +26,12 @@ PAGES: list[tuple[str, str, str, str]] = [
         ":material/compare_arrows:",
     ),
     ("pages/scaled-dot-product.py", "scaled-dot-product", "nav.scaled_dot_product", ":material/grid_on:"),
+    (
+        "pages/kernel-approximation.py",
+        "kernel-approximation",
+        "nav.kernel_approximation",
+        ":material/scatter_plot:",
+    ),
     ("pages/multi-head.py", "multi-head", "nav.multi_head", ":material/view_module:"),
     ("pages/training.py", "training", "nav.training", ":material/model_training:"),
     ("pages/in-context.py", "in-context", "nav.in_context", ":material/psychology:"),

@@ -1,0 +1,255 @@
+"""Figures of the kernel-approximation page: random-feature fits, error against m, cost against L.
+
+Pure Plotly builders: arrays and already-translated strings in, ``go.Figure`` out. The page wraps
+them with ``ui.layout.cached_figure``; never mutate a returned figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout
+
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0})
+    return fig
+
+
+def rff_fit_figure(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    exact: np.ndarray,
+    approx: np.ndarray,
+    *,
+    names: tuple[str, str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 430,
+) -> go.Figure:
+    """The data (N,), the exact fit and the random-feature fit on the query grid (Q,).
+
+    ``names`` = (data, exact fit, approximate fit). The y range is pinned to the data (a wild
+    approximate fit at small m would otherwise squash everything else).
+    """
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=np.asarray(x_train),
+            y=np.asarray(y_train),
+            mode="markers",
+            name=names[0],
+            marker={"color": "#999", "size": 6, "opacity": 0.6},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.asarray(x_query), y=np.asarray(exact), name=names[1], line={"color": PALETTE[0], "width": 4}
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.asarray(x_query),
+            y=np.asarray(approx),
+            name=names[2],
+            line={"color": PALETTE[1], "width": 3, "dash": "dash"},
+        )
+    )
+    y = np.asarray(y_train, dtype=float)
+    pad = 0.25 * float(y.max() - y.min() or 1.0)
+    fig.update_yaxes(title=y_title, range=[float(y.min()) - pad, float(y.max()) + pad])
+    fig.update_xaxes(title=x_title)
+    return _legend_below(base_layout(fig, title=title, height=height))
+
+
+def loglog_figure(
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    dashed: Sequence[str] = (),
+    marker_x: float | None = None,
+    marker_text: str = "",
+    height: int = 420,
+) -> go.Figure:
+    """Named curves over a shared x on log-log axes; dashed ones are references (e.g. c/√m).
+
+    Non-positive or non-finite values are left out of a curve (they cannot be drawn on a log
+    axis). ``marker_x`` draws a dotted vertical line (e.g. the current m).
+    """
+    fig = go.Figure()
+    xs = np.asarray(x, dtype=float)
+    for i, (name, y) in enumerate(series.items()):
+        ys = np.asarray(y, dtype=float)
+        ok = np.isfinite(ys) & (ys > 0)
+        fig.add_trace(
+            go.Scatter(
+                x=xs[ok],
+                y=ys[ok],
+                name=name,
+                mode="lines" if name in dashed else "lines+markers",
+                line={"color": PALETTE[i % len(PALETTE)], "width": 2 if name in dashed else 3}
+                | ({"dash": "dash"} if name in dashed else {}),
+            )
+        )
+    if marker_x is not None:
+        fig.add_vline(x=marker_x, line={"color": "#555", "dash": "dot"})
+        fig.add_annotation(
+            x=float(np.log10(marker_x)),
+            y=1.0,
+            yref="paper",
+            text=marker_text,
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font={"size": 13, "color": "#555"},
+        )
+    fig.update_xaxes(title=x_title, type="log")
+    fig.update_yaxes(title=y_title, type="log", exponentformat="power")
+    return _legend_below(base_layout(fig, title=title, height=height))
+
+
+def share_figure(
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 400,
+) -> go.Figure:
+    """Shares in [0, 1] (e.g. of near-zero denominators) against m on a log x axis, in percent."""
+    fig = go.Figure()
+    for i, (name, y) in enumerate(series.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(x, dtype=float),
+                y=100.0 * np.asarray(y, dtype=float),
+                name=name,
+                mode="lines+markers",
+                line={"color": PALETTE[i % len(PALETTE)], "width": 3},
+            )
+        )
+    fig.update_xaxes(title=x_title, type="log")
+    fig.update_yaxes(title=y_title, range=[-2, 102], ticksuffix="%")
+    return _legend_below(base_layout(fig, title=title, height=height))
+
+
+def matrices_row(
+    panels: Sequence[tuple[str, np.ndarray]],
+    *,
+    x_title: str,
+    y_title: str,
+    signed_last: bool = False,
+    signed: bool = False,
+    zmax: float | None = None,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """(L, S) matrices side by side, rows = queries, one shared colour scale [0, zmax].
+
+    zmax defaults to the largest finite value of the shared panels (attention weights of a
+    long sequence are far below 1). With ``signed`` the shared panels are signed (a diverging
+    scale in [-zmax, zmax], zmax the largest |value|). With ``signed_last`` the last panel is a
+    difference, drawn on its own diverging scale symmetric about 0.
+    """
+    n = len(panels)
+    shared = [np.asarray(z, dtype=float) for _, z in (panels[:-1] if signed_last else panels)]
+    if zmax is None:
+        finite = [np.abs(z[np.isfinite(z)]) if signed else z[np.isfinite(z)] for z in shared]
+        zmax = max((float(f.max()) for f in finite if f.size), default=1.0)
+    zmax = zmax if zmax > 0 else 1.0
+    spacing = 0.1 if signed_last else 0.04
+    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=spacing)
+    panel_width = (1 - spacing * (n - 1)) / n
+    for i, (_, z) in enumerate(panels):
+        z = np.asarray(z, dtype=float)
+        own = signed_last and i == n - 1
+        bound = float(np.abs(z[np.isfinite(z)]).max()) if own and np.isfinite(z).any() else zmax
+        bound = bound if bound > 0 else 1e-16
+        diverging = own or signed
+        show = own or i == (n - 2 if signed_last else n - 1)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                colorscale=SIGNED_COLORSCALE if diverging else WEIGHT_COLORSCALE,
+                zmin=-bound if diverging else 0.0,
+                zmax=bound,
+                showscale=show,
+                colorbar={
+                    # the shared scale's bar sits in the gap before the difference panel
+                    "x": 1.02 if own or not signed_last else (n - 1) * panel_width + (n - 2) * spacing + 0.01,
+                    "xanchor": "left",
+                    "len": 0.9,
+                    "thickness": 12,
+                }
+                if show
+                else None,
+                hovertemplate=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(
+            autorange="reversed",
+            row=1,
+            col=i + 1,
+            title=y_title if i == 0 else None,
+            showticklabels=i == 0 or own,
+        )
+        fig.update_xaxes(title=x_title, row=1, col=i + 1)
+    fig.update_annotations(font_size=15)
+    return base_layout(fig, title=title, height=height)
+
+
+def cost_figure(
+    lengths: Mapping[str, np.ndarray],
+    values: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    crossovers: Mapping[str, float] | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Cost (time or memory) against L per method on log-log axes, crossover lengths marked.
+
+    Args:
+        lengths: method name -> (P,) lengths it was measured at.
+        values: method name -> (P,) costs (same keys).
+        crossovers: label -> L where a method becomes cheaper than the exact attention.
+    """
+    fig = go.Figure()
+    for i, name in enumerate(values):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(lengths[name], dtype=float),
+                y=np.asarray(values[name], dtype=float),
+                name=name,
+                mode="lines+markers",
+                line={"color": PALETTE[i % len(PALETTE)], "width": 3},
+            )
+        )
+    for j, (label, x) in enumerate((crossovers or {}).items()):
+        fig.add_vline(x=x, line={"color": PALETTE[(j + 1) % len(PALETTE)], "dash": "dot", "width": 2})
+        fig.add_annotation(
+            x=float(np.log10(x)),
+            y=1.0 - 0.08 * j,
+            yref="paper",
+            text=label,
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"size": 13, "color": PALETTE[(j + 1) % len(PALETTE)]},
+        )
+    fig.update_xaxes(title=x_title, type="log")
+    fig.update_yaxes(title=y_title, type="log", exponentformat="power")
+    return _legend_below(base_layout(fig, title=title, height=height))

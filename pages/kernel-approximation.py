@@ -1,0 +1,317 @@
+"""Attention as a kernel you can approximate: random features, FAVOR+ and linear attention.
+
+Thin page: controls -> ``ui.kernel_approximation`` (cached calls into
+``core.kernel_approximation``) -> ``figures.kernel_approximation``. Sections whose controls drive
+only themselves are fragments; the cost measurement runs on a button and its last result stays.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from figures import kernel_approximation as fk
+from ui import controls as uc
+from ui import kernel_approximation as uk
+from ui.i18n import t
+from ui.layout import cached_figure, page_header, show_figure
+
+FEATURE_KINDS = ("positive_orthogonal", "positive_iid", "trigonometric")
+CAUSAL_MAPS = ("favor", "elu")
+KERNEL_NAMES = ("exponential", "rbf", "polynomial")
+
+
+@st.fragment
+def regression_section() -> None:
+    st.header(t("ka.rff_title"))
+    st.markdown(t("ka.rff_body"))
+    st.latex(
+        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
+        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
+    )
+    c1, c2, c3 = st.columns(3)
+    h = float(uc.select_slider("ka.h", key="ka_h", options=uk.BANDWIDTHS, value=0.3, where=c1))
+    m = int(
+        uc.select_slider("ka.m", key="ka_m", options=uk.M_OPTIONS, value=16, help_key="ka.m_help", where=c2)
+    )
+    seed = uc.seed("ka_seed", value=0, where=c3)
+    fit = uk.rff_fit(h, m, seed)
+    conv = uk.rff_convergence(h, seed)
+    k1, k2, k3 = st.columns(3)
+    k1.metric(t("ka.metric_fit_rms"), f"{fit.rms_error:.3g}")
+    k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
+    k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
+    rff_figures(uk.regression_data(), fit, conv, h, m)
+
+
+def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int) -> None:
+    """The random-feature fit next to the error against m."""
+    a, b = st.columns(2)
+    with a:
+        fig = cached_figure(fk.rff_fit_figure)(
+            data.x,
+            data.y,
+            fit.x_query,
+            fit.exact,
+            fit.approx,
+            names=(t("ka.series_data"), t("ka.series_exact_nw"), t("ka.series_rff_nw", m=m)),
+            title=t("ka.fig_rff_fit", m=m, h=h),
+            x_title="x",
+            y_title="y",
+        )
+        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit")
+    with b:
+        fig = cached_figure(fk.loglog_figure)(
+            conv.m,
+            {
+                t("ka.series_kernel_rms"): conv.kernel_rms,
+                t("ka.series_fit_rms"): conv.fit_rms,
+                t("ka.series_sqrt_m"): conv.reference,
+            },
+            title=t("ka.fig_rff_error"),
+            x_title=t("ka.axis_m"),
+            y_title=t("ka.axis_rms"),
+            dashed=(t("ka.series_sqrt_m"),),
+            marker_x=float(m),
+            marker_text=t("ka.current_m"),
+        )
+        show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error")
+
+
+def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
+    """Page-wide controls of the attention sections: L, D, σ and the seed (also the features')."""
+    st.header(t("ka.att_title"))
+    st.markdown(t("ka.att_body"))
+    st.latex(
+        r"e^{q\cdot k}=\mathbb{E}_{w\sim\mathcal N(0,I)}\big[\phi(q)\,\phi(k)\big],\quad"
+        r"\phi(x)=\tfrac{1}{\sqrt m}\,e^{Wx-|x|^2/2};\qquad"
+        r"\widehat{\mathrm{Att}}=\frac{\phi(Q)\,(\phi(K)^\top V)}{\phi(Q)\,(\phi(K)^\top\mathbf 1)}"
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    length = int(
+        uc.slider(
+            "ka.length",
+            key="ka_len",
+            min_value=4,
+            max_value=uk.MAX_DISPLAY_LENGTH,
+            value=16,
+            step=1,
+            where=c1,
+        )
+    )
+    d_k = int(uc.select_slider("ka.dk", key="ka_dk", options=uk.DK_OPTIONS, value=16, where=c2))
+    sigma = float(
+        uc.select_slider(
+            "ka.sigma",
+            key="ka_sigma",
+            options=uk.SIGMA_OPTIONS,
+            value=0.5,
+            help_key="ka.sigma_help",
+            where=c3,
+        )
+    )
+    seed = uc.seed("ka_att_seed", value=0, where=c4)
+    try:
+        return uk.attention_inputs(length, d_k, sigma, seed), seed
+    except ValueError:
+        st.error(t("ka.input_error"))
+        return None
+
+
+@st.fragment
+def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
+    st.subheader(t("ka.approx_title"))
+    c1, c2 = st.columns(2)
+    m = int(uc.select_slider("ka.m", key="ka_att_m", options=uk.M_OPTIONS[1:], value=64, where=c1))
+    kind = uc.radio("ka.kind", key="ka_kind", options=FEATURE_KINDS, option_prefix="ka.kind_", where=c2)
+    r = uk.approximate_attention(inp, m, kind, seed)
+    k1, k2, k3 = st.columns(3)
+    k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
+    k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
+    k3.metric(t("ka.metric_den_ratio"), f"{r.min_denominator_ratio:.3g}", help=t("ka.metric_den_ratio_help"))
+    fig = cached_figure(fk.matrices_row)(
+        (
+            (t("ka.panel_exact"), r.exact),
+            (t("ka.panel_approx", m=m), r.approx),
+            (t("ka.panel_diff"), r.approx - r.exact),
+        ),
+        x_title=t("ka.axis_key"),
+        y_title=t("ka.axis_query"),
+        signed_last=True,
+        zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
+    )
+    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx")
+
+
+def features_section(inp: uk.AttentionInputs, seed: int) -> None:
+    st.subheader(t("ka.features_title"))
+    st.markdown(t("ka.features_body"))
+    cmp = uk.compare_features(inp, seed)
+    names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
+    a, b = st.columns(2)
+    with a:
+        series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
+        series[t("ka.series_sqrt_m")] = cmp.error[0, -1] * (cmp.m[-1] / cmp.m) ** 0.5
+        fig = cached_figure(fk.loglog_figure)(
+            cmp.m,
+            series,
+            title=t("ka.fig_feature_error"),
+            x_title=t("ka.axis_m"),
+            y_title=t("ka.axis_rel_error"),
+            dashed=(t("ka.series_sqrt_m"),),
+        )
+        show_figure(fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error")
+    with b:
+        trig = cmp.kinds.index("trigonometric")
+        pos = cmp.kinds.index("positive_iid")
+        fig = cached_figure(fk.share_figure)(
+            cmp.m,
+            {
+                t("ka.series_trig_negative"): cmp.negative_share[trig],
+                t("ka.series_trig_near_zero"): cmp.near_zero_share[trig],
+                t("ka.series_pos_near_zero"): cmp.near_zero_share[pos],
+            },
+            title=t("ka.fig_denominators"),
+            x_title=t("ka.axis_m"),
+            y_title=t("ka.axis_share"),
+        )
+        show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators")
+    st.markdown(t("ka.features_why"))
+
+
+@st.fragment
+def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
+    st.subheader(t("ka.causal_title"))
+    st.markdown(t("ka.causal_body"))
+    st.latex(
+        r"S_i=S_{i-1}+\phi(k_i)\,v_i^\top,\quad z_i=z_{i-1}+\phi(k_i),\quad"
+        r"\mathrm{out}_i=\frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
+    )
+    c1, c2 = st.columns(2)
+    fmap = uc.radio(
+        "ka.causal_map", key="ka_causal_map", options=CAUSAL_MAPS, option_prefix="ka.map_", where=c1
+    )
+    m = int(uc.select_slider("ka.m", key="ka_causal_m", options=uk.M_OPTIONS[1:], value=64, where=c2))
+    c = uk.causal_check(inp, m, fmap, seed)
+    k1, k2 = st.columns(2)
+    k1.metric(t("ka.metric_causal_diff"), f"{c.max_abs_diff:.1e}")
+    k2.metric(t("ka.metric_causal_exact"), f"{c.exact_error:.3f}", help=t("ka.metric_causal_exact_help"))
+    fig = cached_figure(fk.matrices_row)(
+        (
+            (t("ka.panel_prefix"), c.prefix),
+            (t("ka.panel_masked"), c.masked),
+            (t("ka.panel_causal_diff"), c.difference),
+        ),
+        x_title=t("ka.axis_dv"),
+        y_title=t("ka.axis_query"),
+        signed=True,
+        signed_last=True,
+    )
+    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal")
+
+
+def dissection_section(inp: uk.AttentionInputs) -> None:
+    st.subheader(t("ka.tsai_title"))
+    st.markdown(t("ka.tsai_body"))
+    st.latex(
+        r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad "
+        r"K_{\mathrm{poly}}=(1+q\cdot k/\sqrt D)^2"
+    )
+    weights = uk.dissection(inp)
+    fig = cached_figure(fk.matrices_row)(
+        tuple((t(f"ka.kernel_{name}"), weights[name]) for name in KERNEL_NAMES),
+        x_title=t("ka.axis_key"),
+        y_title=t("ka.axis_query"),
+    )
+    show_figure(fig, key="ka_fig_tsai", look_for_key="ka.look_tsai")
+
+
+COST_REQUESTED = "ka_cost_requested"
+
+
+def _request_cost() -> None:
+    st.session_state[COST_REQUESTED] = True
+
+
+@st.fragment
+def cost_section() -> None:
+    st.header(t("ka.cost_title"))
+    st.markdown(t("ka.cost_body", cap=uk.MAX_COST_LENGTH, budget=int(uk.TOTAL_BUDGET_S)))
+    c1, c2, c3 = st.columns([2, 2, 1])
+    options = uk.cost_lengths(uk.MAX_COST_LENGTH)
+    max_len = int(
+        uc.select_slider("ka.cost_max_len", key="ka_cost_len", options=options, value=4096, where=c1)
+    )
+    m = int(uc.select_slider("ka.cost_m", key="ka_cost_m", options=uk.COST_M_OPTIONS, value=128, where=c2))
+    c3.button(t("ka.cost_run"), key="ka_btn_cost", type="primary", on_click=_request_cost)
+    if st.session_state.pop(COST_REQUESTED, False):
+        bar = st.progress(0.0, text=t("ka.cost_running"))
+        result = uk.run_cost(
+            max_len,
+            m,
+            lambda f, method: bar.progress(f, text=t("ka.cost_progress", method=t(f"ka.method_{method}"))),
+        )
+        bar.empty()
+        if result is None:
+            st.warning(t("ka.cost_busy"))
+        else:
+            uk.keep_cost(result)
+    show_cost(uk.last_cost())
+
+
+def show_cost(run: uk.CostRun | None) -> None:
+    if run is None:
+        st.info(t("ka.cost_none"))
+        return
+    names = {method: t(f"ka.method_{method}") for method in ("exact", "favor", "linear")}
+    st.caption(
+        t("ka.cost_caption", d=run.d, m=run.m, seconds=f"{run.seconds:.1f}", version=run.torch_version)
+        + (
+            " "
+            + t("ka.cost_stopped", methods=", ".join(f"{names[k]} (L = {v})" for k, v in run.stopped.items()))
+        )
+        * bool(run.stopped)
+    )
+    cols = st.columns(2)
+    for col, field, unit, scale in (
+        (cols[0], "seconds", t("ka.axis_ms"), 1e3),
+        (cols[1], "peak_bytes", t("ka.axis_mib"), 1 / 2**20),
+    ):
+        lengths, values, crossovers, always = {}, {}, {}, []
+        for method, name in names.items():
+            x, y = run.series(method, field)
+            lengths[name], values[name] = x, y * scale
+            if method == "exact" or (cross := run.crossover(method, field)) is None:
+                continue
+            if cross <= x.min():
+                always.append(t("ka.crossover_always", name=name, what=t(f"ka.what_{field}")))
+            else:
+                crossovers[t("ka.crossover", name=name, L=f"{cross:,.0f}")] = cross
+        with col:
+            fig = cached_figure(fk.cost_figure)(
+                lengths,
+                values,
+                title=t(f"ka.fig_cost_{field}"),
+                x_title="L",
+                y_title=unit,
+                crossovers=crossovers,
+            )
+            show_figure(fig, key=f"ka_fig_cost_{field}", look_for_key=f"ka.look_cost_{field}")
+            for line in always:
+                st.caption(line)
+
+
+def render() -> None:
+    page_header("ka.title", "ka.intro")
+    regression_section()
+    inputs = attention_inputs()
+    if inputs is None:
+        return
+    inp, seed = inputs
+    approximation_section(inp, seed)
+    features_section(inp, seed)
+    causal_section(inp, seed)
+    dissection_section(inp)
+    cost_section()
+
+
+render()

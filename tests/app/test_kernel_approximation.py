@@ -1,0 +1,190 @@
+"""The kernel-approximation page under AppTest: every control, odd URL values, both languages,
+the Run button (kept result, busy server)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from tests.app.conftest import assert_clean, open_page
+from ui import kernel_approximation as uk
+
+PAGE = "kernel-approximation"
+
+
+def chart(at, key: str) -> dict:
+    """The Plotly figure (as JSON) of the chart with this key."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    assert len(found) == 1, f"{key}: {len(found)} charts"
+    return json.loads(found[0].proto.spec)
+
+
+def rows(fig: dict, trace: int = 0) -> int:
+    """Rows of a heatmap's z (a nested list, or a base64 typed array with a shape)."""
+    z = fig["data"][trace]["z"]
+    return int(z["shape"].split(",")[0]) if isinstance(z, dict) else len(z)
+
+
+def values(a) -> np.ndarray:
+    """A Plotly data array, plain list or base64 typed array, as float numpy."""
+    if isinstance(a, dict):
+        return np.frombuffer(base64.b64decode(a["bdata"]), dtype=a["dtype"]).astype(float)
+    return np.asarray(a, dtype=float)
+
+
+def title(at, key: str) -> str:
+    return chart(at, key)["layout"]["title"]["text"]
+
+
+def metric(at, label_start: str) -> str:
+    found = [m.value for m in at.metric if m.label.startswith(label_start)]
+    assert found, [m.label for m in at.metric]
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "heading"), [("en", "Attention as a kernel"), ("zh", "注意力是可以近似的核")]
+)
+def test_page_renders_in_both_languages(lang, heading):
+    at = open_page(PAGE, lang=lang)
+    assert_clean(at)
+    assert heading in at.title[0].value
+    keys = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"ka_fig_rff_fit", "ka_fig_rff_error", "ka_fig_approx", "ka_fig_feature_error"} <= keys
+    assert {"ka_fig_denominators", "ka_fig_causal", "ka_fig_tsai"} <= keys
+    assert not at.error
+    assert not at.warning
+    # nothing measured yet: the cost section invites a run instead of measuring on page load
+    assert len(at.info) == 1
+
+
+def test_moving_m_changes_the_fit_and_its_error():
+    at = open_page(PAGE, params={"ka_m": "4"})
+    small = float(metric(at, "RMS gap"))
+    assert "m = 4 " in title(at, "ka_fig_rff_fit")
+    at.select_slider(key="ka_m").set_value(2048).run()
+    assert_clean(at)
+    assert "m = 2048 " in title(at, "ka_fig_rff_fit")
+    assert float(metric(at, "RMS gap")) < small
+
+
+def test_regression_controls_bandwidth_and_seed():
+    at = open_page(PAGE)
+    before = metric(at, "RMS gap")
+    at.select_slider(key="ka_h").set_value(0.8).run()
+    assert "h = 0.8" in title(at, "ka_fig_rff_fit")
+    at.number_input(key="ka_seed").set_value(7).run()
+    assert_clean(at)
+    assert metric(at, "RMS gap") != before
+
+
+@pytest.mark.parametrize("kind", ["positive_orthogonal", "positive_iid", "trigonometric"])
+def test_every_feature_kind(kind):
+    at = open_page(PAGE)
+    at.radio(key="ka_kind").set_value(kind).run()
+    assert_clean(at)
+    ratio = float(metric(at, "Smallest denominator"))
+    if kind != "trigonometric":
+        assert ratio > 0
+
+
+def test_trigonometric_features_at_small_m_break_the_denominator():
+    at = open_page(
+        PAGE, params={"ka_kind": "trigonometric", "ka_att_m": "2", "ka_sigma": "1.0", "ka_att_seed": "3"}
+    )
+    assert_clean(at)
+    assert at.radio(key="ka_kind").value == "trigonometric"
+    assert float(metric(at, "Smallest denominator")) < 0.1
+
+
+def test_attention_inputs_and_approximation_controls():
+    at = open_page(PAGE)
+    fig = chart(at, "ka_fig_approx")
+    assert rows(fig) == 16
+    at.slider(key="ka_len").set_value(24).run()
+    at.select_slider(key="ka_dk").set_value(4).run()
+    at.select_slider(key="ka_sigma").set_value(1.0).run()
+    at.number_input(key="ka_att_seed").set_value(5).run()
+    assert_clean(at)
+    assert rows(chart(at, "ka_fig_approx")) == 24
+    err_small_m = float(metric(at, "Relative error of the weights"))
+    at.select_slider(key="ka_att_m").set_value(2048).run()
+    assert float(metric(at, "Relative error of the weights")) < err_small_m
+
+
+@pytest.mark.parametrize("fmap", ["favor", "elu"])
+def test_causal_prefix_sums_match_the_masked_form_on_screen(fmap):
+    at = open_page(PAGE)
+    at.radio(key="ka_causal_map").set_value(fmap).run()
+    at.select_slider(key="ka_causal_m").set_value(8).run()
+    assert_clean(at)
+    assert float(metric(at, "max |prefix")) < 1e-10
+
+
+def test_run_measures_marks_and_keeps_the_result():
+    at = open_page(PAGE, params={"ka_cost_len": "512", "ka_cost_m": "64"})
+    assert at.select_slider(key="ka_cost_len").value == 512
+    at.button(key="ka_btn_cost").click()
+    at.run()
+    assert_clean(at)
+    fig = chart(at, "ka_fig_cost_seconds")
+    assert [tr["name"] for tr in fig["data"]] == ["exact softmax", "FAVOR+", "linear (elu + 1)"]
+    mem = chart(at, "ka_fig_cost_peak_bytes")
+    np.testing.assert_array_equal(values(mem["data"][0]["x"]), [128, 256, 512])
+    exact_mib = values(mem["data"][0]["y"])
+    assert exact_mib[-1] >= 512 * 512 * 4 / 2**20  # the (L, L) float32 scores, measured
+    assert (values(mem["data"][2]["y"]) < exact_mib).all()
+    assert any("m = 64" in c.value for c in at.caption)
+    # moving another control keeps the last result on screen (no new measurement needed)
+    at.select_slider(key="ka_cost_m").set_value(256).run()
+    at.select_slider(key="ka_m").set_value(64).run()
+    assert_clean(at)
+    assert any("m = 64" in c.value for c in at.caption)
+    chart(at, "ka_fig_cost_seconds")
+
+
+def test_a_busy_server_refuses_a_second_measurement():
+    lock = uk._cost_lock()
+    assert lock.acquire(blocking=False)
+    try:
+        at = open_page(PAGE, params={"ka_cost_len": "256"})
+        at.button(key="ka_btn_cost").click()
+        at.run()
+        assert_clean(at)
+        assert any("Another user" in w.value for w in at.warning)
+    finally:
+        lock.release()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"ka_m": "3", "ka_h": "abc", "ka_seed": "-5"},
+        {"ka_len": "999", "ka_dk": "7", "ka_sigma": "nan", "ka_att_seed": "1e99"},
+        {"ka_kind": "bogus", "ka_causal_map": "none", "ka_att_m": "0"},
+        {"ka_cost_len": "16384", "ka_cost_m": "4096"},
+        {"ka_kind": "三角函数（sin/cos）", "ka_causal_map": "elu"},
+    ],
+)
+def test_odd_url_values_fall_back_without_a_traceback(params):
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    assert at.select_slider(key="ka_cost_len").value <= uk.MAX_COST_LENGTH
+    assert chart(at, "ka_fig_approx")
+
+
+def test_a_chinese_label_in_the_url_selects_its_option_in_english():
+    at = open_page(PAGE, lang="en", params={"ka_kind": "三角函数（sin/cos）"})
+    assert_clean(at)
+    assert at.radio(key="ka_kind").value == "trigonometric"
+
+
+def test_chinese_page_runs_the_measurement():
+    at = open_page(PAGE, lang="zh", params={"ka_cost_len": "256"})
+    at.button(key="ka_btn_cost").click()
+    at.run()
+    assert_clean(at)
+    assert next(tr["name"] for tr in chart(at, "ka_fig_cost_seconds")["data"]) == "精确 softmax"

@@ -1,0 +1,324 @@
+"""core.kernel_approximation against independent references: brute-force loops, the exact kernels,
+core.nadaraya_watson.nw_predict and torch's F.scaled_dot_product_attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from core import kernel_approximation as ka
+from core.data import post_data
+from core.nadaraya_watson import nw_predict
+
+
+def _qkv(L=12, S=None, d=8, dv=3, sigma=0.5, seed=0, batch=()):
+    gen = torch.Generator().manual_seed(seed)
+    S = L if S is None else S
+    q = sigma * torch.randn(*batch, L, d, generator=gen, dtype=torch.float64)
+    k = sigma * torch.randn(*batch, S, d, generator=gen, dtype=torch.float64)
+    v = torch.randn(*batch, S, dv, generator=gen, dtype=torch.float64)
+    return q, k, v
+
+
+# ----------------------------------------------------------------------------------------------
+# random Fourier features (Rahimi & Recht)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_fourier_features_are_unbiased_over_seeds():
+    x = np.array([-1.0, 0.0, 0.4, 2.0])
+    y = np.array([0.1, 0.3, -0.5])
+    h = 0.7
+    exact = ka.gaussian_kernel_matrix(x, y, h)  # (4, 3)
+    estimates = np.stack([(z := ka.fourier_features(16, h, s))(x) @ z(y).T for s in range(2000)])
+    # one estimate has sd <= 1/sqrt(16) = 0.25 per entry; the mean of 2000 has sd <= 0.0056
+    assert np.abs(estimates.mean(axis=0) - exact).max() < 0.03
+    # and a single draw is really random (not the kernel itself)
+    assert np.abs(estimates[0] - exact).max() > 0.05
+
+
+def test_fourier_feature_error_falls_like_one_over_sqrt_m():
+    d = post_data()
+    conv = ka.rff_convergence(d.x, d.y, np.linspace(-3, 3, 41), 0.5, (8, 32, 128, 512, 2048), n_seeds=6)
+    assert -0.6 < conv.slope < -0.4
+    assert conv.kernel_rms[-1] < conv.kernel_rms[0] / 8  # 256x the features, ~16x less error
+    assert conv.fit_rms[-1] < conv.fit_rms[0]
+    np.testing.assert_allclose(conv.reference * np.sqrt(conv.m), conv.reference[-1] * math.sqrt(2048))
+
+
+def test_rff_nadaraya_watson_matches_its_formula_and_converges_to_the_exact_fit():
+    d = post_data()
+    xq = np.linspace(-2.5, 2.5, 31)
+    fit = ka.rff_nw_predict(d.x, d.y, xq, 0.4, 64, seed=3)
+    z = ka.fourier_features(64, 0.4, 3)
+    k_hat = z(xq) @ z(d.x).T  # brute force: the (Q, N) estimated kernel
+    np.testing.assert_allclose(fit.numerator, k_hat @ d.y, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fit.denominator, k_hat.sum(axis=1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fit.exact, nw_predict(d.x, d.y, xq, "gaussian", 0.4))
+    big = ka.rff_nw_predict(d.x, d.y, xq, 0.4, 16384, seed=3)
+    assert big.rms_error < 0.05 < fit.rms_error + 0.05
+    assert big.rms_error < fit.rms_error
+
+
+# ----------------------------------------------------------------------------------------------
+# FAVOR+ features for the softmax kernel
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ka.FEATURE_KINDS)
+def test_softmax_features_are_unbiased_over_seeds(kind):
+    q, k, _ = _qkv(L=3, d=4, sigma=0.4)
+    exact = torch.exp(q @ k.T)
+    mean = torch.zeros_like(exact)
+    n = 1500
+    for s in range(n):
+        w = ka.draw_directions(kind, 8, 4, seed=s)
+        mean += ka.softmax_features(q, w, kind) @ ka.softmax_features(k, w, kind).T / n
+    assert float(((mean - exact).abs() / exact).max()) < 0.05
+
+
+def test_orthogonal_directions_are_orthogonal_within_a_block_and_gaussian_in_length():
+    w = ka.gaussian_directions(40, 16, orthogonal=True, seed=1)
+    assert w.shape == (40, 16)
+    for start in (0, 16):
+        block = w[start : start + 16]
+        gram = block @ block.T
+        off = gram - torch.diag(torch.diagonal(gram))
+        assert float(off.abs().max()) < 1e-10
+    norms = ka.gaussian_directions(4096, 16, orthogonal=True, seed=2).norm(dim=1) ** 2
+    assert abs(float(norms.mean()) - 16) < 0.5  # E|w|^2 = D for w ~ N(0, I_D)
+    iid = ka.gaussian_directions(64, 16, orthogonal=False, seed=1)
+    assert float((iid[:16] @ iid[:16].T - torch.diag(torch.diagonal(iid[:16] @ iid[:16].T))).abs().max()) > 1
+
+
+def test_orthogonal_features_beat_iid_on_average():
+    q, k, _ = _qkv(L=16, d=16, sigma=0.5, seed=4)
+    cmp = ka.compare_features(q, k, (8, 16, 32, 64), ("positive_orthogonal", "positive_iid"), n_seeds=48)
+    orth, iid = cmp.error
+    assert orth.mean() < iid.mean()
+    assert (orth < iid).sum() >= 3
+
+
+def test_positive_feature_error_falls_like_one_over_sqrt_m():
+    q, k, _ = _qkv(L=16, d=8, sigma=0.4, seed=5)
+    cmp = ka.compare_features(q, k, (4, 16, 64, 256), ("positive_iid",), n_seeds=24)
+    slope = np.polyfit(np.log(cmp.m), np.log(cmp.error[0]), 1)[0]
+    assert -0.65 < slope < -0.35
+
+
+def test_trigonometric_denominators_go_negative_and_positive_ones_never_do():
+    q, k, _ = _qkv(L=16, d=16, sigma=0.75, seed=0)
+    cmp = ka.compare_features(q, k, (2, 8, 32), n_seeds=16)
+    trig = cmp.kinds.index("trigonometric")
+    for i, kind in enumerate(cmp.kinds):
+        if kind != "trigonometric":
+            assert (cmp.negative_share[i] == 0).all()
+    assert cmp.negative_share[trig, 0] > 0.1
+    assert (cmp.near_zero_share[trig] >= cmp.negative_share[trig]).all()
+
+
+def _brute_force_attention(q, k, v, w, kind, causal=False):
+    """Loops over queries, keys and features: the kernel estimate written out term by term."""
+    L, S, r = q.shape[0], k.shape[0], w.shape[0]
+
+    def feats(x):
+        out = []
+        for i in range(r):
+            proj = float(sum(w[i, a] * x[a] for a in range(x.shape[0])))
+            sq = float(sum(x[a] * x[a] for a in range(x.shape[0])))
+            if kind == "trigonometric":
+                out.append(math.exp(sq / 2) * math.sin(proj) / math.sqrt(r))
+            else:
+                out.append(math.exp(proj - sq / 2) / math.sqrt(r))
+        if kind == "trigonometric":
+            out += [
+                math.exp(float((x * x).sum()) / 2) * math.cos(float(w[i] @ x)) / math.sqrt(r)
+                for i in range(r)
+            ]
+        return out
+
+    fq = [feats(q[i]) for i in range(L)]
+    fk = [feats(k[j]) for j in range(S)]
+    out = torch.zeros(L, v.shape[1], dtype=torch.float64)
+    for i in range(L):
+        num, den = torch.zeros(v.shape[1], dtype=torch.float64), 0.0
+        for j in range(S):
+            if causal and j > i:
+                continue
+            kij = sum(a * b for a, b in zip(fq[i], fk[j], strict=True))
+            num += kij * v[j]
+            den += kij
+        out[i] = num / den
+    return out
+
+
+@pytest.mark.parametrize("kind", ["positive_orthogonal", "positive_iid", "trigonometric"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_favor_attention_equals_a_brute_force_computation_of_the_same_features(kind, causal):
+    q, k, v = _qkv(L=7, d=4, sigma=0.6, seed=2)
+    m, seed = 8, 11
+    scale = 1 / math.sqrt(4)
+    w = ka.draw_directions(kind, m, 4, seed)
+    ref = _brute_force_attention(q * scale**0.5, k * scale**0.5, v, w, kind, causal=causal)
+    got = ka.favor_attention(q, k, v, m, kind, seed, causal=causal).output
+    torch.testing.assert_close(got, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("feature_map", ["favor", "elu"])
+def test_causal_prefix_sums_equal_the_masked_quadratic_form(feature_map):
+    q, k, v = _qkv(L=40, d=8, sigma=0.7, seed=3)
+    check = ka.causal_check(q, k, v, 32, "positive_orthogonal", 5, feature_map)
+    assert check.max_abs_diff < 1e-10
+    np.testing.assert_allclose(check.prefix, check.masked, rtol=0, atol=1e-10)
+    # the first query sees only the first key: its output is v_0 exactly
+    np.testing.assert_allclose(check.prefix[0], v[0].numpy(), atol=1e-12)
+
+
+def test_kernel_attention_causal_equals_masked_for_batched_inputs():
+    q, k, v = _qkv(L=9, d=5, seed=6, batch=(2, 3))
+    phi_q, phi_k = ka.elu_features(q), ka.elu_features(k)
+    fast = ka.kernel_attention(phi_q, phi_k, v, causal=True)
+    slow, weights = ka.quadratic_kernel_attention(phi_q, phi_k, v, causal=True)
+    assert fast.output.shape == (2, 3, 9, 3)
+    assert fast.denominator.shape == (2, 3, 9)
+    assert weights.shape == (2, 3, 9, 9)
+    assert float(weights.triu(1).abs().max()) == 0.0
+    torch.testing.assert_close(fast.output, slow, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_equals_its_quadratic_form(causal):
+    q, k, v = _qkv(L=10, d=6, sigma=1.0, seed=7)
+    got = ka.linear_attention(q, k, v, causal=causal).output
+    # written out: sim(q, k) = (elu(q) + 1) . (elu(k) + 1), then a weighted average
+    fq = torch.where(q > 0, q + 1, torch.exp(q))
+    fk = torch.where(k > 0, k + 1, torch.exp(k))
+    sim = fq @ fk.T
+    if causal:
+        sim = torch.tril(sim)
+    ref = (sim / sim.sum(-1, keepdim=True)) @ v
+    torch.testing.assert_close(got, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_favor_attention_approaches_softmax_attention_with_many_features():
+    q, k, v = _qkv(L=16, d=8, sigma=0.5, seed=8)
+    ref = F.scaled_dot_product_attention(q, k, v)
+    errors = []
+    for m in (8, 4096):
+        out = ka.favor_attention(q, k, v, m, "positive_orthogonal", seed=1).output
+        errors.append(float((out - ref).norm() / ref.norm()))
+    assert errors[1] < 0.1
+    assert errors[1] < errors[0] / 4
+
+
+def test_favor_attention_keeps_batch_shapes_and_accepts_a_scale():
+    q, k, v = _qkv(L=6, S=9, d=4, dv=5, seed=9, batch=(2, 3))
+    r = ka.favor_attention(q, k, v, 16, scale=0.3)
+    assert r.output.shape == (2, 3, 6, 5)
+    assert r.denominator.shape == (2, 3, 6)
+    assert bool((r.denominator > 0).all())
+
+
+def test_approximate_attention_takes_numpy_and_reports_errors():
+    inp = ka.attention_inputs(10, 8, 0.5, seed=0)
+    small = ka.approximate_attention(inp.q, inp.k, inp.v, 4, "positive_iid", 0)
+    big = ka.approximate_attention(inp.q, inp.k, inp.v, 2048, "positive_iid", 0)
+    assert small.exact.shape == small.approx.shape == (10, 10)
+    np.testing.assert_allclose(small.approx.sum(axis=1), 1.0)
+    ref = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (inp.q, inp.k, inp.v)))
+    assert ref.shape == (10, 4)
+    assert big.relative_error < small.relative_error
+    assert big.min_denominator_ratio > 0
+
+
+def test_dissection_kernels():
+    q, k, _ = _qkv(L=5, S=7, d=4, sigma=1.0, seed=10)
+    w_exp = ka.dissection_weights(q, k, "exponential")
+    ref = torch.softmax(q @ k.T / 2, dim=-1).numpy()
+    np.testing.assert_allclose(w_exp, ref, rtol=1e-12)
+    w_rbf = ka.dissection_weights(q, k, "rbf")
+    brute = np.array(
+        [[math.exp(-0.25 * float(((q[i] - k[j]) ** 2).sum())) for j in range(7)] for i in range(5)]
+    )
+    np.testing.assert_allclose(w_rbf, brute / brute.sum(1, keepdims=True), rtol=1e-10)
+    w_poly = ka.dissection_weights(q, k, "polynomial")
+    assert (w_poly >= 0).all()
+    np.testing.assert_allclose(w_poly.sum(1), 1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# cost measurement helpers (no timed assertions)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_peak_memory_sees_the_attention_matrix():
+    peak = ka.peak_torch_memory(lambda: torch.ones(1024, 256, dtype=torch.float32) * 2)
+    assert peak >= 2 * 1024 * 256 * 4  # the ones and the product are alive together
+    L = 512
+    exact = ka.measure_cost("exact", L, 16, 32, repeat=1)
+    linear = ka.measure_cost("linear", L, 16, 32, repeat=1)
+    assert exact.peak_bytes >= L * L * 4  # the (L, L) float32 scores
+    assert linear.peak_bytes < L * L * 4
+    assert exact.seconds > 0
+    assert exact.method == "exact"
+    assert exact.L == L
+
+
+def test_crossover_length():
+    L = np.array([100.0, 200.0, 400.0, 800.0])
+    exact = np.array([1.0, 4.0, 16.0, 64.0])
+    approx = np.array([8.0, 8.0, 8.0, 8.0])
+    # log ratio 3 ln2, ln2, -ln2 at 100, 200, 400: crosses zero halfway between 200 and 400 in log L
+    assert ka.crossover_length(L, exact, approx) == pytest.approx(200 * math.sqrt(2))
+    assert ka.crossover_length(L, exact, exact * 2) is None
+    assert ka.crossover_length(L, exact, exact / 2) == 100.0
+    assert ka.crossover_length(L, exact, np.full(4, np.nan)) is None
+
+
+# ----------------------------------------------------------------------------------------------
+# bad inputs
+# ----------------------------------------------------------------------------------------------
+
+
+_Q, _K, _V = _qkv(L=4, d=4)
+_X = np.linspace(0, 1, 5)
+BAD_CASES = [
+    lambda: ka.fourier_features(0, 0.5),
+    lambda: ka.fourier_features(8, 0.0),
+    lambda: ka.fourier_features(8, float("nan")),
+    lambda: ka.fourier_features(8, 0.5, seed=-1),
+    lambda: ka.rff_nw_predict(_X, _X[:4], _X, 0.5, 8),
+    lambda: ka.rff_nw_predict(_X, np.array([np.nan] * 5), _X, 0.5, 8),
+    lambda: ka.rff_nw_predict(np.zeros((2, 2)), _X, _X, 0.5, 8),
+    lambda: ka.rff_convergence(_X, _X, _X, 0.5, ()),
+    lambda: ka.draw_directions("gaussian", 8, 4),
+    lambda: ka.draw_directions("trigonometric", 7, 4),
+    lambda: ka.gaussian_directions(ka.MAX_FEATURES + 1, 4, orthogonal=True),
+    lambda: ka.favor_attention(_Q, _K, _V, 0),
+    lambda: ka.favor_attention(_Q, _K[:, :3], _V, 8),
+    lambda: ka.favor_attention(_Q, _K, _V[:3], 8),
+    lambda: ka.favor_attention(_Q, _K, _V, 8, scale=-1.0),
+    lambda: ka.favor_attention(_Q.float(), _K, _V, 8),
+    lambda: ka.favor_attention(_Q, _K, _V, 8, kind="cosine"),
+    lambda: ka.favor_attention(_Q.numpy(), _K, _V, 8),
+    lambda: ka.favor_attention(_Q * float("nan"), _K, _V, 8),
+    lambda: ka.kernel_attention(_Q, _K[:3], _V[:3], causal=True),
+    lambda: ka.quadratic_kernel_attention(_Q, _K[:3], _V[:3], causal=True),
+    lambda: ka.linear_attention(_Q[0], _K, _V),
+    lambda: ka.causal_check(_Q, _K, _V, 8, feature_map="relu"),
+    lambda: ka.dissection_weights(_Q, _K, "laplace"),
+    lambda: ka.attention_inputs(4, 4, 0.0),
+    lambda: ka.attention_inputs(0, 4, 0.5),
+    lambda: ka.cost_function("flash", _Q, _K, _V, 8),
+    lambda: ka.softmax_features(_Q, torch.randn(8, 3, dtype=torch.float64), "positive_iid"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_CASES)))
+def test_bad_inputs_raise_value_error(case):
+    with pytest.raises(ValueError, match=r"."):
+        BAD_CASES[case]()
