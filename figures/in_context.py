@@ -31,7 +31,28 @@ _LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "l
 
 
 #: Tick values of log bandwidth axes (Plotly's own log ticks print 0.2 as "2" on short ranges).
-LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10)
+LOG_TICKS = (
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.03,
+    0.05,
+    0.07,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.5,
+    0.7,
+    1,
+    1.5,
+    2,
+    3,
+    5,
+    10,
+)
 
 
 def _below(fig: go.Figure, title: str | None, height: int) -> go.Figure:
@@ -203,7 +224,7 @@ def error_figure(
         )
     )
     fig.update_xaxes(title_text=x_title, range=[0, max_steps])
-    fig.update_yaxes(title_text=y_title, type="log")
+    fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS)
     return _below(fig, title, height)
 
 
