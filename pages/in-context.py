@@ -175,6 +175,9 @@ def live_section(config) -> object:
     if ui_ic.mode(config) in ("running", "step"):
         if run is not None and run.config.same_run_as(config):
             view.draw(run.config, refs, run, live=True)
+        else:  # a new run: keep the empty axes and the task on screen until its first redraw
+            view.draw(config, ui_ic.references(config), None)
+            view.status.info(t("ic.starting"))
         ui_ic.train_live(
             config,
             on_step=lambda r: view.draw(r.config, refs, r, live=True),
