@@ -220,6 +220,8 @@ def window_section(run) -> None:
         st.metric(t("ic.metric_along"), f"{shape.window.widths[0]:.3f}")
         st.metric(t("ic.metric_across"), f"{shape.window.widths[-1]:.3g}", help=t("ic.metric_across_help"))
         st.markdown(t(ui_ic.verdict_alignment(shape.window)))
+        if run.config.dim == 2:
+            st.caption(t("ic.window_d2"))
 
 
 @st.fragment
