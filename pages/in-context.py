@@ -1,0 +1,309 @@
+"""Attention *learns* kernel regression: one softmax unit trained on many small regression tasks
+picks the bandwidth Nadaraya-Watson would need (Collins et al., NeurIPS 2024).
+
+Thin page: controls and the live run in ``ui.in_context``; the math in ``core.in_context``; the
+figures in ``figures.in_context``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from figures import in_context as figs
+from ui import in_context as ui_ic
+from ui.i18n import t
+from ui.layout import cached_figure, page_header, show_figure
+
+#: While training, charts are redrawn at most this often, and so that redraws take at most about a
+#: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
+CHART_INTERVAL_S = 0.7
+STATUS_INTERVAL_S = 0.2
+#: At most this many ellipses drawn for the window over training.
+ELLIPSES = 10
+
+task_figure = cached_figure(figs.task_figure)
+bandwidth_figure = cached_figure(figs.bandwidth_figure)
+error_figure = cached_figure(figs.error_figure)
+ellipse_figure = cached_figure(figs.ellipse_figure)
+sweep_figure = cached_figure(figs.sweep_figure)
+error_bars = cached_figure(figs.error_bars)
+
+NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
+
+
+def names() -> dict[str, str]:
+    return {k: t(f"ic.legend_{k}") for k in NAMES}
+
+
+class LiveView:
+    """The placeholders that change while the unit trains, and how to draw a run into them."""
+
+    def __init__(self) -> None:
+        self.progress = st.empty()
+        self.status = st.empty()
+        left, right = st.columns(2)
+        self.bandwidth, self.error = left.empty(), right.empty()
+        self.task = st.empty()
+        self.draws = 0
+        self.last_status = -float("inf")
+        self.clock = ui_ic.RedrawClock(CHART_INTERVAL_S)
+
+    def draw(self, config, refs, run=None, *, live: bool = False) -> None:
+        """Status, bandwidth and error charts and one context; ``run`` None: before training."""
+        now = time.monotonic()
+        if live and now - self.last_status < STATUS_INTERVAL_S:
+            return
+        self.last_status = now
+        done = run.steps_done if run is not None else 0
+        self.progress.progress(
+            min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
+        )
+        if run is None:
+            self.status.info(t("ic.press_train"))
+        else:
+            self.status.caption(
+                t(
+                    "ic.status",
+                    steps=done,
+                    h=run.bandwidth[-1],
+                    oracle_h=refs.oracle_h,
+                    error=run.test_error[-1],
+                    oracle_error=refs.oracle_error,
+                    rate=done / run.seconds if run.seconds else 0.0,
+                )
+            )
+        if live and not self.clock.due():
+            return
+        started = time.perf_counter()
+        self.draws += 1
+        build = figs if live else _Cached  # live frames change every draw: not worth caching
+        n = names()
+        steps = tuple(range(len(run.bandwidth))) if run is not None else ()
+        fig = build.bandwidth_figure(
+            steps,
+            tuple(run.bandwidth) if run is not None else (),
+            {"oracle": refs.oracle_h, "loo": refs.loo_h_median},
+            max_steps=max(config.steps, done),
+            names=n,
+            title=t("ic.bandwidth_title"),
+            x_title=t("ic.axis_step"),
+            y_title=t("ic.axis_bandwidth"),
+        )
+        with self.bandwidth.container():
+            show_figure(fig, key=f"ic_bw_fig_{self.draws}", look_for_key="ic.bandwidth_look")
+        fig = build.error_figure(
+            tuple(run.eval_steps) if run is not None else (),
+            tuple(run.test_error) if run is not None else (),
+            {
+                "oracle": refs.oracle_error,
+                "loo": refs.loo_error,
+                "mean": refs.mean_error,
+                "floor": refs.noise_floor,
+            },
+            max_steps=max(config.steps, done),
+            names=n,
+            title=t("ic.error_title"),
+            x_title=t("ic.axis_step"),
+            y_title=t("ic.axis_error"),
+        )
+        with self.error.container():
+            show_figure(fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look")
+        m = run.m if run is not None else ui_ic.identity(config.dim)
+        view = ui_ic.context_view(config, m, refs.oracle_h)
+        fig = build.task_figure(
+            view.grid_s,
+            view.grid_f,
+            view.ctx_s,
+            view.ctx_y,
+            view.query_s,
+            {"attention": view.pred_attention, "oracle": view.pred_oracle},
+            {"attention": view.w_attention, "oracle": view.w_oracle},
+            names=n,
+            title=t("ic.task_title"),
+            x_title=t(f"ic.axis_{view.coordinate}"),
+            y_title=t("ic.axis_y"),
+            w_title=t("ic.axis_weight"),
+        )
+        with self.task.container():
+            show_figure(fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look")
+        self.clock.done(started)
+
+
+class _Cached:
+    """The cached builders under the builder names (static draws: same inputs, same figure)."""
+
+    bandwidth_figure = staticmethod(bandwidth_figure)
+    error_figure = staticmethod(error_figure)
+    task_figure = staticmethod(task_figure)
+
+
+def idea_section() -> None:
+    with st.expander(t("ic.idea_title"), expanded=False):
+        st.markdown(t("ic.idea_body"))
+        st.latex(r"\hat y(x_q) = \sum_{i=1}^{N} \mathrm{softmax}_i\!\left(x_i^\top M\, x_q\right) y_i")
+        st.latex(r"\|x_i\| = \|x_q\| = 1:\quad x_i^\top (wI)\, x_q = w - \tfrac{w}{2}\,\|x_i - x_q\|^2")
+        st.markdown(t("ic.idea_equivalence"))
+
+
+def controls_section():
+    """Page-wide controls -> config (None with an error shown)."""
+    values = ui_ic.render_controls()
+    try:
+        return ui_ic.make_config(values)
+    except ValueError as err:
+        st.error(t("ic.error_config", error=str(err)))
+        return None
+
+
+def live_section(config) -> object:
+    """Buttons, the live charts and the run; returns the run (or None)."""
+    notice = ui_ic.pop_notice()
+    if notice:
+        st.info(t(notice))
+    ui_ic.render_buttons(config is not None)
+    run = ui_ic.live().run
+    if run is not None and config is not None and not run.config.same_run_as(config):
+        st.warning(t("ic.config_changed"))
+    shown = run.config if run is not None else config
+    if shown is None:
+        return None
+    with st.spinner(t("ic.measuring_refs")):
+        refs = ui_ic.references(shown)
+    view = LiveView()
+    if ui_ic.mode(config) in ("running", "step"):
+        if run is not None and run.config.same_run_as(config):
+            view.draw(run.config, refs, run, live=True)
+        else:  # a new run: keep the empty axes and the task on screen until its first redraw
+            view.draw(config, ui_ic.references(config), None)
+            view.status.info(t("ic.starting"))
+        ui_ic.train_live(
+            config,
+            on_step=lambda r: view.draw(r.config, refs, r, live=True),
+            on_wait=lambda: view.status.warning(ui_ic.waiting_message()),
+        )
+        st.rerun()
+    view.draw(shown, refs, run)
+    if run is not None:
+        h = run.bandwidth[-1]
+        st.markdown(
+            t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
+        )
+    return run
+
+
+def window_section(run) -> None:
+    """The window of M as an ellipse over training, against the hidden direction b."""
+    st.header(t("ic.window_title"))
+    st.markdown(t("ic.window_intro"))
+    if run is None or run.config.family != "low_rank":
+        st.info(t("ic.window_hint"))
+        return
+    shape = ui_ic.window_snapshots(run, ELLIPSES)
+    col_fig, col_numbers = st.columns([3, 2])
+    with col_fig:
+        fig = ellipse_figure(
+            shape.matrices,
+            shape.steps,
+            shape.b,
+            cap=shape.cap,
+            names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
+            title=t("ic.ellipse_title"),
+            x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
+            y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
+        )
+        show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look")
+    with col_numbers:
+        st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
+        st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
+        st.metric(t("ic.metric_along"), f"{shape.window.widths[0]:.3f}")
+        st.metric(t("ic.metric_across"), f"{shape.window.widths[-1]:.3g}", help=t("ic.metric_across_help"))
+        st.markdown(t(ui_ic.verdict_alignment(shape.window)))
+        if run.config.dim == 2:
+            st.caption(t("ic.window_d2"))
+
+
+@st.fragment
+def compare_section(config) -> None:
+    """Softmax vs linear attention, trained the same way (on a button, cached)."""
+    st.header(t("ic.compare_title"))
+    st.markdown(t("ic.compare_intro"))
+    ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
+    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.waiting_message()))
+    if result is None:
+        st.caption(t("ic.compare_hint"))
+        return
+    errors, refs = result
+    labels = [
+        t("ic.attention_softmax"),
+        t("ic.attention_linear"),
+        t("ic.legend_oracle"),
+        t("ic.legend_floor"),
+    ]
+    values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
+    fig = error_bars(
+        labels,
+        values,
+        ["attention", "linear", "oracle", "floor"],
+        title=t("ic.compare_fig_title"),
+        y_title=t("ic.axis_mse"),
+    )
+    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look")
+    st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
+
+
+@st.fragment
+def sweep_section(config) -> None:
+    """The paper's trends, measured (on a button with progress, cached)."""
+    st.header(t("ic.sweep_title"))
+    st.markdown(t("ic.sweep_intro"))
+    ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
+    bar = st.empty()
+    result = ui_ic.sweep_result(
+        config,
+        on_progress=lambda done, total: bar.progress(
+            done / total, text=t("ic.sweep_progress", done=done, total=total)
+        ),
+        on_wait=lambda: bar.caption(ui_ic.waiting_message()),
+    )
+    bar.empty()
+    if result is None:
+        st.caption(t("ic.sweep_hint"))
+        return
+    fig = sweep_figure(
+        result.lipschitz,
+        result.noise,
+        result.learned_l,
+        result.oracle_l,
+        result.n_context,
+        result.learned_n,
+        result.oracle_n,
+        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
+        titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
+        x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
+        y_title=t("ic.axis_bandwidth"),
+    )
+    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look")
+    st.table(ui_ic.trend_rows(result))
+    note = ui_ic.sweep_note(result)
+    if note:
+        st.info(t(note))
+    st.caption(t("ic.sweep_caption", seconds=result.seconds))
+
+
+def render() -> None:
+    page_header("ic.title", "ic.intro")
+    ui_ic.on_page_start()
+    idea_section()
+    config = controls_section()
+    run = live_section(config)
+    window_section(run)
+    if config is not None:
+        compare_section(config)
+        sweep_section(config)
+    st.header(t("ic.takeaway_title"))
+    st.markdown(t("ic.takeaway"))
+
+
+render()

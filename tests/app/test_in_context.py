@@ -1,0 +1,204 @@
+"""The in-context regression page in AppTest: every control, odd URLs, the buttons, both languages."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core import in_context as core_ic
+from tests.app.conftest import assert_clean, open_page
+from ui import in_context as ui_ic
+from ui import training as ui_tr
+from ui.i18n import load_catalogue
+
+#: A run of a fraction of a second.
+SHORT = {"ic_steps": "100"}
+
+
+def _live(at) -> ui_ic.LiveState:
+    return at.session_state["ic_live"]
+
+
+def _chart_count(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_teaches_before_training(lang):
+    at = open_page("in-context", lang=lang)
+    assert_clean(at)
+    cat = load_catalogue(lang)
+    assert at.title[0].value == cat["ic.title"]
+    assert any(cat["ic.press_train"] in i.value for i in at.info)
+    # bandwidth axes with the reference lines, the error axes, and the task: before any training
+    assert _chart_count(at) == 3
+    assert at.button(key="ic_btn_pause").disabled
+    assert not at.button(key="ic_btn_train").disabled
+    assert _live(at).run is None
+
+
+def test_every_control_from_the_url():
+    params = {
+        "ic_L": "8",
+        "ic_noise": "0.5",
+        "ic_n": "64",
+        "ic_d": "3",
+        "ic_family": "low_rank",
+        "ic_attention": "linear",
+        "ic_steps": "200",
+        "ic_lr": "0.3",
+        "ic_seed": "7",
+    }
+    at = open_page("in-context", params=params)
+    assert_clean(at)
+    values = {k: at.session_state[k] for k in params}
+    config = ui_ic.make_config(
+        {
+            "lipschitz": values["ic_L"],
+            "noise": values["ic_noise"],
+            "n_context": values["ic_n"],
+            "dim": values["ic_d"],
+            "family": values["ic_family"],
+            "attention": values["ic_attention"],
+            "steps": values["ic_steps"],
+            "lr": values["ic_lr"],
+            "seed": values["ic_seed"],
+        }
+    )
+    assert config == core_ic.ICLConfig(
+        lipschitz=8.0,
+        noise=0.5,
+        n_context=64,
+        dim=3,
+        family="low_rank",
+        attention="linear",
+        steps=200,
+        lr=0.3,
+        seed=7,
+    )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"ic_L": "abc", "ic_noise": "-3", "ic_n": "7", "ic_d": "99"},
+        {"ic_family": "sparse", "ic_attention": "relu", "ic_steps": "1e9", "ic_lr": "nan", "ic_seed": "-5"},
+        {"ic_seed": "99999999999999999999", "ic_L": "", "ic_family": "低秩（一个隐藏方向 b）"},
+    ],
+)
+def test_odd_url_values_fall_back_cleanly(params):
+    at = open_page("in-context", params=params)
+    assert_clean(at)
+    assert not at.error
+    assert at.session_state["ic_L"] in ui_ic.LIPSCHITZ_OPTIONS
+    assert at.session_state["ic_family"] in core_ic.FAMILIES
+    assert _chart_count(at) == 3
+
+
+def test_family_by_chinese_label_in_an_english_link():
+    at = open_page("in-context", params={"ic_family": load_catalogue("zh")["ic.family_low_rank"]})
+    assert_clean(at)
+    assert at.session_state["ic_family"] == "low_rank"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_train_step_reset(lang):
+    at = open_page("in-context", lang=lang, params=SHORT)
+    at.button(key="ic_btn_train").click().run()
+    assert_clean(at)
+    run = _live(at).run
+    assert run.steps_done == 100
+    assert _live(at).mode == "done"
+    # the page trains what core trains, number for number
+    np.testing.assert_array_equal(run.m, core_ic.train_icl(run.config).m)
+    cat = load_catalogue(lang)
+    verdicts = [
+        cat[k].split("{")[0] for k in ("ic.verdict_h_match", "ic.verdict_h_wide", "ic.verdict_h_narrow")
+    ]
+    assert any(m.value.startswith(tuple(verdicts)) for m in at.markdown)
+    # Step extends the finished run by a chunk
+    at.button(key="ic_btn_step").click().run()
+    assert_clean(at)
+    assert _live(at).run.steps_done == 100 + ui_ic.STEP_CHUNK
+    at.button(key="ic_btn_reset").click().run()
+    assert_clean(at)
+    assert _live(at).run is None
+    assert _chart_count(at) == 3
+
+
+def test_step_from_scratch_then_train_resumes_the_same_run():
+    at = open_page("in-context", params=SHORT)
+    at.button(key="ic_btn_step").click().run()
+    run = _live(at).run
+    assert run.steps_done == ui_ic.STEP_CHUNK
+    assert _live(at).mode == "paused"
+    at.button(key="ic_btn_train").click().run()
+    assert_clean(at)
+    assert _live(at).run is run  # resumed in place
+    assert run.steps_done == 100
+    assert run.loss == core_ic.train_icl(run.config).loss  # paused + resumed = one run
+
+
+def test_changed_control_after_training_warns_and_keeps_the_run():
+    at = open_page("in-context", params=SHORT)
+    at.button(key="ic_btn_train").click().run()
+    run = _live(at).run
+    at.select_slider(key="ic_L").set_value(1.0).run()
+    assert_clean(at)
+    assert at.warning
+    assert _live(at).run is run
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_low_rank_window_section(lang):
+    at = open_page("in-context", lang=lang, params={**SHORT, "ic_family": "low_rank", "ic_d": "3"})
+    at.button(key="ic_btn_train").click().run()
+    assert_clean(at)
+    cat = load_catalogue(lang)
+    labels = [m.label for m in at.metric]
+    assert cat["ic.metric_angle"] in labels
+    angle = float(at.metric[labels.index(cat["ic.metric_angle"])].value.rstrip("°"))
+    window = core_ic.window_of(_live(at).run.m, _live(at).run.b)
+    assert angle == pytest.approx(window.angle_deg, abs=0.05)
+    assert _chart_count(at) == 4  # + the ellipse
+
+
+def test_compare_and_sweep_buttons():
+    at = open_page("in-context", lang="zh", params=SHORT)
+    at.button(key="ic_btn_compare").click().run()
+    assert_clean(at)
+    cat = load_catalogue("zh")
+    assert any(m.value.startswith(cat["ic.compare_verdict"].split("{")[0]) for m in at.markdown)
+    at.button(key="ic_btn_sweep").click().run()
+    assert_clean(at)
+    table = at.table[0].value
+    assert len(table) == 3
+    assert set(table[cat["ic.col_verdict"]]) <= {
+        cat[f"ic.verdict_{v}"] for v in ("reproduced", "partly", "not_reproduced")
+    }
+    # the results stay on screen on the next rerun
+    at.run()
+    assert at.table
+
+
+def test_training_waits_for_the_shared_slot_limiter():
+    """The page uses the training page's server-wide slots: with all taken, Train waits."""
+    slots = ui_tr.training_slots(ui_tr.MAX_CONCURRENT)
+    for _ in range(ui_tr.MAX_CONCURRENT):
+        assert slots.acquire(timeout=5)
+
+    def release_later() -> None:
+        time.sleep(1.0)
+        for _ in range(ui_tr.MAX_CONCURRENT):
+            slots.release()
+
+    at = open_page("in-context", params=SHORT)
+    threading.Thread(target=release_later).start()
+    started = time.monotonic()
+    at.button(key="ic_btn_train").click().run()
+    assert time.monotonic() - started >= 0.9
+    assert_clean(at)
+    assert _live(at).run.steps_done == 100
