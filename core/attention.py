@@ -75,12 +75,14 @@ def _check_mask(mask: torch.Tensor | None, scores_shape: torch.Size) -> torch.Te
         return None
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         raise ValueError("mask must be a boolean torch.Tensor (True = may attend)")
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
-    except RuntimeError as err:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores {tuple(scores_shape)}"
-        ) from err
+    # Broadcasting rules checked by hand: torch.broadcast_shapes imports sympy on first use (seconds).
+    m, s = tuple(mask.shape), tuple(scores_shape)
+    if any(a not in (b, 1) and b != 1 for a, b in zip(m[::-1], s[::-1], strict=False)):
+        raise ValueError(f"mask of shape {m} does not broadcast to the scores {s}")
+    broadcast = torch.Size(
+        b if a == 1 else a
+        for a, b in zip((1,) * (len(s) - len(m)) + m, (1,) * (len(m) - len(s)) + s, strict=True)
+    )
     if broadcast != scores_shape:
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} would enlarge the scores {tuple(scores_shape)}; "
@@ -609,12 +611,14 @@ def mask_from_string(text: str, L: int, S: int) -> torch.Tensor:
 #: Caps for interactive use: longest sequence and widest key dimension a page may request.
 MAX_LENGTH = 32
 MAX_DK = 512
-#: Scale choices: ``sqrt`` = 1/√D (the Transformer's), ``one`` = no scaling, ``temperature`` = 1/τ.
-SCALE_MODES = ("sqrt", "one", "temperature")
+#: Scale choices (the same ids as ``core.transformer.SCALES``): ``sqrt_dk`` divides the scores by
+#: the temperature τ = √d_k (the Transformer's; the scale factor is the inverse temperature
+#: 1/√d_k), ``one`` does not scale, ``custom`` divides by a chosen temperature τ.
+SCALE_MODES = ("sqrt_dk", "one", "custom")
 
 
 def scale_for(mode: str, d_k: int, temperature: float = 1.0) -> float:
-    """The multiplier of the scores for a scale ``mode``: 1/√d_k, 1, or 1/τ.
+    """The scale factor the scores are multiplied by: 1/√d_k, 1, or 1/τ (the inverse temperature).
 
     Raises:
         ValueError: for an unknown mode, d_k < 1, or a temperature that is not finite and > 0.
@@ -623,7 +627,7 @@ def scale_for(mode: str, d_k: int, temperature: float = 1.0) -> float:
         raise ValueError(f"unknown scale mode {mode!r}; known: {list(SCALE_MODES)}")
     if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
         raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
-    if mode == "sqrt":
+    if mode == "sqrt_dk":
         return 1 / math.sqrt(d_k)
     if mode == "one":
         return 1.0

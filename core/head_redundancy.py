@@ -20,8 +20,9 @@ Shapes: B batch, H heads, T sequence length, d_model model width.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
@@ -205,3 +206,32 @@ def _run(
         if progress is not None:
             progress(done, len(heads))
     return points
+
+
+def points_to_json(points: Sequence[RedundancyPoint]) -> str:
+    """The points as JSON (a list of objects with :class:`RedundancyPoint`'s fields)."""
+    return json.dumps([asdict(p) for p in points], indent=1)
+
+
+def points_from_json(text: str) -> tuple[RedundancyPoint, ...]:
+    """Inverse of :func:`points_to_json`.
+
+    Raises:
+        ValueError: if the text is not a list of objects with exactly the point's fields.
+    """
+    try:
+        rows = json.loads(text)
+        return tuple(RedundancyPoint(**row) for row in rows)
+    except (TypeError, json.JSONDecodeError) as err:
+        raise ValueError(f"not a list of redundancy points: {err}") from err
+
+
+if (
+    __name__ == "__main__"
+):  # regenerate the shipped default: python -m core.head_redundancy OUT d_model steps seed
+    import sys
+
+    out, d, steps, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    curve = redundancy_vs_heads(d, train_steps=steps, seed=seed)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(points_to_json(curve.points) + "\n")

@@ -185,49 +185,67 @@ def line_figure(
     height: int = 400,
 ) -> go.Figure:
     """Several named curves over a shared x; optional dashed series, labelled horizontal lines and
-    one vertical marker (e.g. the current d_k)."""
-    fig = go.Figure()
-    for i, (name, y) in enumerate(series.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=np.asarray(x),
-                y=np.asarray(y),
-                name=name,
-                mode="lines+markers" if markers else "lines",
-                line={
-                    "color": PALETTE[i % len(PALETTE)],
-                    "width": 3,
-                    "dash": "dash" if name in dashed else None,
-                },
-            )
+    one vertical marker (e.g. the current d_k).
+
+    Built in one pass (traces, shapes and annotations as plain dicts, validated once): a figure
+    rebuilt on every step of a control should cost milliseconds.
+    """
+    traces = [
+        go.Scatter(
+            x=np.asarray(x),
+            y=np.asarray(y),
+            name=name,
+            mode="lines+markers" if markers else "lines",
+            line={"color": PALETTE[i % len(PALETTE)], "width": 3, "dash": "dash" if name in dashed else None},
         )
+        for i, (name, y) in enumerate(series.items())
+    ]
+    shapes, annotations = [], []
     for j, (name, value) in enumerate((hlines or {}).items()):
-        fig.add_hline(
-            y=value,
-            line={"color": PALETTE[(len(series) + j) % len(PALETTE)], "dash": "dot", "width": 2},
-            annotation_text=name,
-            annotation_position="top left",
-            annotation_font_size=14,
-        )
+        color = PALETTE[(len(series) + j) % len(PALETTE)]
+        shapes.append(_rule("y", value, {"color": color, "dash": "dot", "width": 2}))
+        annotations.append(
+            {"x": 0, "xref": "x domain", "y": value, "yref": "y", "text": name, "showarrow": False,
+             "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
+        )  # fmt: skip
     if vline is not None:
         # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        fig.add_vline(x=vline, line={"color": "#555", "dash": "dot"})
-        fig.add_annotation(
-            x=float(np.log10(vline)) if log_x else vline,
-            y=1.0,
-            yref="paper",
-            text=vline_text,
-            showarrow=False,
-            xanchor="right",
-            yanchor="bottom",
-            font={"size": 13, "color": "#555"},
-        )
-    fig.update_xaxes(title=x_title, type="log" if log_x else None)
+        shapes.append(_rule("x", vline, {"color": "#555", "dash": "dot"}))
+        annotations.append(
+            {"x": float(np.log10(vline)) if log_x else vline, "y": 1.0, "yref": "paper",
+             "text": vline_text, "showarrow": False, "xanchor": "right", "yanchor": "bottom",
+             "font": {"size": 13, "color": "#555"}}
+        )  # fmt: skip
+    xaxis: dict = {"title": {"text": x_title}, "type": "log" if log_x else None}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
         xs = np.asarray(x, dtype=float)
-        fig.update_xaxes(range=[float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05])
-    fig.update_yaxes(title=y_title, type="log" if log_y else None, exponentformat="power" if log_y else None)
-    return _legend_below(base_layout(fig, title=title, height=height))
+        xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
+    yaxis = {
+        "title": {"text": y_title},
+        "type": "log" if log_y else None,
+        "exponentformat": "power" if log_y else None,
+    }
+    layout = {
+        "xaxis": xaxis,
+        "yaxis": yaxis,
+        "shapes": shapes,
+        "annotations": annotations,
+        # legend under the plot, so long series names never collide with the title
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+    }
+    fig = base_layout(go.Figure(data=traces, layout=layout), title=title, height=height + 70)
+    fig.update_layout(margin={"b": 120})
+    return fig
+
+
+def _rule(axis: str, value: float, line: dict) -> dict:
+    """A full-width horizontal (axis "y") or full-height vertical (axis "x") line shape at ``value``."""
+    other = "x" if axis == "y" else "y"
+    return {
+        "type": "line", "line": line, "layer": "above",
+        f"{axis}0": value, f"{axis}1": value, f"{axis}ref": axis,
+        f"{other}0": 0, f"{other}1": 1, f"{other}ref": f"{other} domain",
+    }  # fmt: skip
 
 
 def heatmap_row(
@@ -266,6 +284,57 @@ def heatmap_row(
         )
         fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
         fig.update_xaxes(title=x_title, row=1, col=i + 1)
+    fig.update_annotations(font_size=16)
+    return base_layout(fig, title=title, height=height)
+
+
+def qkv_heatmaps(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    labels: Sequence[str],
+    titles: tuple[str, str, str],
+    x_titles: tuple[str, str],
+    y_title: str,
+    title: str | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Q (L, D), K (S, D) and V (S, Dv) side by side: one row per token, one column per dimension.
+
+    One signed colour scale for all three (centred at 0), so entries compare across panels.
+    ``x_titles`` = (title of the D axis of Q and K, title of the Dv axis of V).
+    """
+    mats = [np.asarray(m, dtype=float) for m in (q, k, v)]
+    bound = max(float(np.abs(m).max()) if m.size else 0.0 for m in mats) or 1.0
+    d, dv = mats[0].shape[1], mats[2].shape[1]
+    widths = [d, d, max(dv, d / 4)]
+    fig = make_subplots(
+        rows=1, cols=3, subplot_titles=list(titles), column_widths=widths, horizontal_spacing=0.06
+    )
+    for i, m in enumerate(mats):
+        fig.add_trace(
+            go.Heatmap(
+                z=m,
+                x=[str(j) for j in range(m.shape[1])],
+                y=list(labels),
+                coloraxis="coloraxis",
+                hovertemplate="%{y}, %{x}<br>%{z:.3g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
+        fig.update_yaxes(showticklabels=i == 0, row=1, col=i + 1)
+        fig.update_xaxes(title=x_titles[0] if i < 2 else x_titles[1], row=1, col=i + 1)
+    fig.update_layout(
+        coloraxis={
+            "colorscale": SIGNED_COLORSCALE,
+            "cmin": -bound,
+            "cmax": bound,
+            "colorbar": {"thickness": 14},
+        }
+    )
     fig.update_annotations(font_size=16)
     return base_layout(fig, title=title, height=height)
 

@@ -1,15 +1,19 @@
 """Multi-head attention and positional encodings: what heads do, when they repeat, why positions.
 
-Thin page: controls -> ``ui.multihead`` (cached calls into core) -> ``figures.multihead`` -> render.
-Follows the post's sections 3.2 (multi-head, the contiguous() pitfall), 3.3 (positions) and 5.3
-(redundant heads).
+Thin page: controls -> ``ui.multihead`` (cached calls into ``core.multihead_analysis``) -> cached
+``figures.multihead`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
+pitfall), 3.3 (positions) and 5.3 (redundant heads).
+
+``render`` is the table of contents. The model controls at the top drive every section; the
+similarity threshold, the permutation controls and the redundancy experiment rerun only their own
+section (``st.fragment``). The redundancy experiment trains models (seconds): it runs on its Run
+button, and its last result stays on screen while its controls move.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from figures import multihead as figs
 from ui import controls
 from ui import multihead as mh
 from ui.i18n import current_language, t
@@ -22,17 +26,24 @@ RED_D_MODELS = [16, 32, 64, 128]
 RED_STEPS = [0, 50, 100, 200, 300]
 #: Similarity from which the experiment counts a pair of heads as repeating (core default).
 RED_THRESHOLD = 0.9
+#: Session-state slot holding the last redundancy result: ((d_model, steps, seed), points).
+RED_RESULT = "_mh_red_result"
+#: Session-state flag set by the Run button's callback (a callback survives any rerun in between).
+RED_REQUESTED = "_mh_red_requested"
 
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.1e}"
 
 
-def read_controls() -> dict:
-    """All controls of the model and input, in a bordered panel at the top; returns their values."""
-    with st.container(border=True):
-        c1, c2, c3, c4 = st.columns(4)
-        d_model = controls.select_slider(
+# ----------------------------------------------------------------------------------------------
+# page-wide controls
+# ----------------------------------------------------------------------------------------------
+
+
+def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
+    d_model = int(
+        controls.select_slider(
             "mh.d_model",
             key="mh_d",
             options=D_MODELS,
@@ -40,48 +51,49 @@ def read_controls() -> dict:
             help_key="mh.d_model_help",
             where=c1,
         )
-        dims = controls.radio(
-            "mh.dims",
-            key="mh_dims",
-            options=["split", "custom"],
-            option_prefix="mh.dims_",
-            help_key="mh.dims_help",
-            where=c2,
+    )
+    dims = controls.radio(
+        "mh.dims",
+        key="mh_dims",
+        options=["split", "custom"],
+        option_prefix="mh.dims_",
+        help_key="mh.dims_help",
+        where=c2,
+    )
+    options = mh.heads_for(d_model, dims)
+    requested = st.query_params.get("mh_heads")
+    default = DEFAULT_HEADS if DEFAULT_HEADS in options else options[-1]
+    n_heads = int(
+        controls.select_slider(
+            "mh.heads", key="mh_heads", options=options, value=default, help_key="mh.heads_help", where=c3
         )
-        options = mh.heads_for(d_model, dims)
-        requested = st.query_params.get("mh_heads")
-        n_heads = controls.select_slider(
-            "mh.heads",
-            key="mh_heads",
-            options=options,
-            value=DEFAULT_HEADS if DEFAULT_HEADS in options else options[-1],
-            help_key="mh.heads_help",
-            where=c3,
-        )
-        stale = (requested, d_model, dims)
-        # Streamlit already fell back to the default; say so once (the URL keeps the old value
-        # until the control is touched, and the warning should not repeat on every rerun).
-        invalid = requested is not None and requested not in {str(o) for o in options}
-        if invalid and st.session_state.get("_mh_heads_warned") != stale:
-            st.session_state["_mh_heads_warned"] = stale
-            st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=n_heads))
-        d_k = d_v = None
-        if dims == "custom":
-            d_k = int(
-                controls.slider("mh.d_k", key="mh_dk", min_value=1, max_value=64, value=8, step=1, where=c4)
-            )
-            d_v = int(
-                controls.slider("mh.d_v", key="mh_dv", min_value=1, max_value=64, value=8, step=1, where=c4)
-            )
-        else:
-            c4.markdown(f"**{t('mh.per_head')}**")
-            c4.markdown(f"d_k = d_v = d_model / H = {d_model // n_heads}")
+    )
+    # Streamlit already fell back to the default; say so once (the URL keeps the old value
+    # until the control is touched, and the warning should not repeat on every rerun).
+    stale = (requested, d_model, dims)
+    invalid = requested is not None and requested not in {str(o) for o in options}
+    if invalid and st.session_state.get("_mh_heads_warned") != stale:
+        st.session_state["_mh_heads_warned"] = stale
+        st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=n_heads))
+    if dims != "custom":
+        c4.markdown(f"**{t('mh.per_head')}**")
+        c4.markdown(f"d_k = d_v = d_model / H = {d_model // n_heads}")
+        return d_model, n_heads, None, None
+    d_k = int(controls.slider("mh.d_k", key="mh_dk", min_value=1, max_value=64, value=8, step=1, where=c4))
+    d_v = int(controls.slider("mh.d_v", key="mh_dv", min_value=1, max_value=64, value=8, step=1, where=c4))
+    return d_model, n_heads, d_k, d_v
+
+
+def controls_section() -> mh.LayerSpec:
+    """The model and input controls, in a bordered panel at the top: they drive every section."""
+    with st.container(border=True):
+        d_model, n_heads, d_k, d_v = _head_controls(*st.columns(4))
         c5, c6, c7, c8 = st.columns(4)
-        input_kind = controls.radio(
+        kind = controls.radio(
             "mh.input", key="mh_input", options=["sentence", "random"], option_prefix="mh.input_", where=c5
         )
         length = 10
-        if input_kind == "random":
+        if kind == "random":
             length = int(
                 controls.slider(
                     "mh.length", key="mh_len", min_value=2, max_value=32, value=10, step=1, where=c5
@@ -90,148 +102,131 @@ def read_controls() -> dict:
         pe = controls.radio(
             "mh.pe",
             key="mh_pe",
-            options=["none", "sinusoidal", "learned"],
+            options=mh.POSITIONAL_KINDS,
             option_prefix="mh.pe_",
             help_key="mh.pe_help",
             where=c6,
         )
         mask = controls.radio(
-            "mh.mask", key="mh_mask", options=["none", "causal"], option_prefix="mh.mask_", where=c7
+            "mh.mask", key="mh_mask", options=mh.MASK_KINDS, option_prefix="mh.mask_", where=c7
         )
         seed = controls.seed("mh_seed", where=c8)
-    return {
-        "d_model": int(d_model),
-        "n_heads": int(n_heads),
-        "d_k": d_k,
-        "d_v": d_v,
-        "seed": seed,
-        "input_kind": input_kind,
-        "length": length,
-        "sentence": current_language() if input_kind == "sentence" else "en",
-        "pe_kind": pe,
-        "mask_kind": mask,
-    }
+    sentence = current_language() if kind == "sentence" else "en"
+    return mh.LayerSpec(d_model, n_heads, d_k, d_v, seed, kind, length, sentence, pe, mask)
 
 
-def section_heads(spec: dict, view: dict, labels: list[str]) -> None:
-    H = spec["n_heads"]
+# ----------------------------------------------------------------------------------------------
+# sections
+# ----------------------------------------------------------------------------------------------
+
+
+def heads_section(spec: mh.LayerSpec, view) -> None:
+    """Every head's weights, the concatenated outputs and per-head sharpness."""
+    H, labels = spec.n_heads, view.labels
     st.header(t("mh.heads_title"))
     st.markdown(t("mh.heads_body"))
     st.latex(
         r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{(XW_Q^h)(XW_K^h)^\top}{\sqrt{d_k}}\right) XW_V^h,"
         r"\qquad \mathrm{MHA}(X) = [\mathrm{head}_1;\dots;\mathrm{head}_H]\,W_O"
     )
-    st.caption(
-        t(
-            "mh.dims_caption",
-            heads=H,
-            d_k=view["d_k"],
-            d_v=view["d_v"],
-            width=H * view["d_v"],
-            d_model=spec["d_model"],
+    width = H * view.d_v
+    st.caption(t("mh.dims_caption", heads=H, d_k=view.d_k, d_v=view.d_v, width=width, d_model=spec.d_model))
+    short = tuple(t("mh.head_short", h=h + 1) for h in range(H))
+    grid = mh.head_grid(
+        view.weights,
+        labels=labels,
+        head_titles=tuple(t("mh.head_n", h=h + 1) for h in range(H)),
+        title=t("mh.fig_grid_title"),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        colorbar_title=t("common.weight"),
+    )
+    look = "mh.look_grid_sentence" if spec.input_kind == "sentence" else "mh.look_grid_random"
+    show_figure(grid, key="mh_fig_grid", look_for_key=look)
+    concat = mh.concat_heatmap(
+        view.concat,
+        n_heads=H,
+        labels=labels,
+        head_titles=short,
+        title=t("mh.fig_concat_title"),
+        x_title=t("mh.concat_x"),
+        y_title=t("common.query"),
+    )
+    show_figure(concat, key="mh_fig_concat", look_for_key="mh.look_concat")
+    _head_bars(view, short)
+
+
+def _head_bars(view, short: tuple[str, ...]) -> None:
+    bars = mh.head_bars(
+        view.normalized_entropy,
+        view.support,
+        head_labels=short,
+        max_support=float(len(view.labels)),
+        titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
+        y_titles=(t("mh.entropy_y"), t("mh.support_y")),
+        x_title=t("mh.head_axis"),
+        reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
+    )
+    show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars")
+
+
+@st.fragment
+def similarity_section(view) -> None:
+    """How alike the heads are; the threshold slider reruns only this section."""
+    H = view.weights.shape[0]
+    threshold = float(
+        controls.slider(
+            "mh.threshold",
+            key="mh_threshold",
+            min_value=0.5,
+            max_value=1.0,
+            value=0.9,
+            step=0.01,
+            help_key="mh.threshold_help",
         )
     )
-    head_titles = [t("mh.head_n", h=h + 1) for h in range(H)]
-    show_figure(
-        figs.head_grid(
-            view["weights"],
-            labels=labels,
-            head_titles=head_titles,
-            title=t("mh.fig_grid_title"),
-            x_title=t("common.key"),
-            y_title=t("common.query"),
-            colorbar_title=t("common.weight"),
-        ),
-        key="mh_fig_grid",
-        look_for_key="mh.look_grid_sentence" if spec["input_kind"] == "sentence" else "mh.look_grid_random",
-    )
-    show_figure(
-        figs.concat_heatmap(
-            view["concat"],
-            n_heads=H,
-            labels=labels,
-            head_titles=[t("mh.head_short", h=h + 1) for h in range(H)],
-            title=t("mh.fig_concat_title"),
-            x_title=t("mh.concat_x"),
-            y_title=t("common.query"),
-        ),
-        key="mh_fig_concat",
-        look_for_key="mh.look_concat",
-    )
-    short = [t("mh.head_short", h=h + 1) for h in range(H)]
-    show_figure(
-        figs.head_bars(
-            view["normalized_entropy"],
-            view["support"],
-            head_labels=short,
-            max_support=float(len(labels)),
-            titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
-            y_titles=(t("mh.entropy_y"), t("mh.support_y")),
-            x_title=t("mh.head_axis"),
-            reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
-        ),
-        key="mh_fig_bars",
-        look_for_key="mh.look_bars",
-    )
-    threshold = controls.slider(
-        "mh.threshold",
-        key="mh_threshold",
-        min_value=0.5,
-        max_value=1.0,
-        value=0.9,
-        step=0.01,
-        help_key="mh.threshold_help",
-    )
-    pairs = mh.head_pairs(view["weights"], float(threshold)) if H > 1 else []
+    pairs = mh.head_pairs(view.weights, threshold) if H > 1 else ()
     left, right = st.columns([3, 2])
     with left:
-        show_figure(
-            figs.similarity_matrix(
-                view["similarity"],
-                head_labels=short,
-                pairs=pairs,
-                title=t("mh.fig_similarity_title"),
-                axis_title=t("mh.head_axis"),
-                colorbar_title=t("mh.similarity"),
-                pair_name=t("mh.pair_name"),
-            ),
-            key="mh_fig_similarity",
-            look_for_key="mh.look_similarity",
+        fig = mh.similarity_matrix(
+            view.similarity,
+            head_labels=tuple(t("mh.head_short", h=h + 1) for h in range(H)),
+            pairs=pairs,
+            title=t("mh.fig_similarity_title"),
+            axis_title=t("mh.head_axis"),
+            colorbar_title=t("mh.similarity"),
+            pair_name=t("mh.pair_name"),
         )
+        show_figure(fig, key="mh_fig_similarity", look_for_key="mh.look_similarity")
     with right:
         if H == 1:
             st.info(t("mh.one_head"))
             return
-        st.markdown(t("mh.redundancy_line", score=view["redundancy"]))
-        if pairs:
-            listed = ", ".join(t("mh.pair_item", a=a + 1, b=b + 1, s=s) for a, b, s in pairs[:12])
-            more = t("mh.pairs_more", n=len(pairs) - 12) if len(pairs) > 12 else ""
-            st.markdown(t("mh.pairs_found", n=len(pairs), threshold=threshold, pairs=listed) + more)
-        else:
+        st.markdown(t("mh.redundancy_line", score=view.redundancy))
+        if not pairs:
             st.markdown(t("mh.pairs_none", threshold=threshold))
+            return
+        listed = ", ".join(t("mh.pair_item", a=a + 1, b=b + 1, s=s) for a, b, s in pairs[:12])
+        more = t("mh.pairs_more", n=len(pairs) - 12) if len(pairs) > 12 else ""
+        st.markdown(t("mh.pairs_found", n=len(pairs), threshold=threshold, pairs=listed) + more)
 
 
-def section_library(spec: dict) -> None:
+def library_section(spec: mh.LayerSpec) -> None:
+    """Our module against ``torch.nn.MultiheadAttention`` with the same weights."""
     st.header(t("mh.lib_title"))
     st.markdown(t("mh.lib_body"))
-    rows = mh.library_check(**spec)
-    if rows[0]["reference"] != "torch.nn.MultiheadAttention":
+    rows = mh.library_check(spec)
+    if rows[0].reference != "torch.nn.MultiheadAttention":
         st.info(t("mh.lib_custom_note"))
-    cols = st.columns(len(rows))
-    for col, row in zip(cols, rows, strict=True):
-        col.metric(t("mh.lib_output_diff", dtype=row["dtype"]), _fmt(row["output_max_diff"]))
-        if row["weights_max_diff"] is not None:
-            col.metric(t("mh.lib_weights_diff", dtype=row["dtype"]), _fmt(row["weights_max_diff"]))
-    st.caption(t("mh.lib_reference", reference=rows[0]["reference"]))
+    for col, row in zip(st.columns(len(rows)), rows, strict=True):
+        col.metric(t("mh.lib_output_diff", dtype=row.dtype), _fmt(row.output_max_diff))
+        if row.weights_max_diff is not None:
+            col.metric(t("mh.lib_weights_diff", dtype=row.dtype), _fmt(row.weights_max_diff))
+    st.caption(t("mh.lib_reference", reference=rows[0].reference))
     look_for("mh.look_library")
 
 
-def section_contiguity(view: dict) -> None:
-    st.header(t("mh.contig_title"))
-    st.markdown(t("mh.contig_body"))
-    demo = mh.contiguity(view["heads"])
-    B, H, L, d_v = demo.shape
-    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
+def _contiguity_code(demo) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(t("mh.contig_broken"))
@@ -244,21 +239,23 @@ def section_contiguity(view: dict) -> None:
     with right:
         st.markdown(t("mh.contig_fixed"))
         st.code(mh.FIXED_CODE, language="python", wrap_lines=True)
-        st.markdown(
-            t(
-                "mh.contig_fixed_result",
-                shape=str(demo.fixed_shape),
-                same=t("common.yes" if demo.fixed_matches_reshape else "common.no"),
-            )
-        )
+        same = t("common.yes" if demo.fixed_matches_reshape else "common.no")
+        st.markdown(t("mh.contig_fixed_result", shape=str(demo.fixed_shape), same=same))
+
+
+def contiguity_section(view) -> None:
+    """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
+    st.header(t("mh.contig_title"))
+    st.markdown(t("mh.contig_body"))
+    demo = mh.contiguity(view.heads)
+    B, H, L, d_v = demo.shape
+    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
+    _contiguity_code(demo)
     yes, no = t("common.yes"), t("common.no")
+    steps = ("heads", "transposed", "fixed")
     st.table(
         {
-            t("mh.contig_col_step"): [
-                t("mh.contig_step_heads"),
-                t("mh.contig_step_transposed"),
-                t("mh.contig_step_fixed"),
-            ],
+            t("mh.contig_col_step"): [t(f"mh.contig_step_{s}") for s in steps],
             t("mh.contig_col_shape"): [str(demo.shape), str(demo.transposed_shape), str(demo.fixed_shape)],
             t("mh.contig_col_strides"): [
                 str(demo.strides),
@@ -272,154 +269,123 @@ def section_contiguity(view: dict) -> None:
     look_for("mh.look_contiguity")
 
 
-def section_positions(spec: dict, labels: list[str]) -> None:
+def positions_section(spec: mh.LayerSpec) -> None:
+    """The sinusoidal table, its kernel PE·PEᵀ and kernel rows by distance (sinusoidal vs learned)."""
     st.header(t("mh.pos_title"))
     st.markdown(t("mh.pos_body"))
     st.latex(
         r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d}}\right),\qquad "
         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d}}\right)"
     )
-    pos = mh.positions_view(spec["d_model"], spec["seed"])
+    pos = mh.positions_view(spec.d_model, spec.seed)
     left, right = st.columns(2)
     with left:
-        show_figure(
-            figs.encoding_heatmap(
-                pos["sinusoidal"],
-                title=t("mh.fig_pe_title", n=mh.PE_FIGURE_LENGTH, d=spec["d_model"]),
-                x_title=t("mh.dimension"),
-                y_title=t("mh.position"),
-            ),
-            key="mh_fig_pe",
-            look_for_key="mh.look_pe",
+        title = t("mh.fig_pe_title", n=mh.PE_FIGURE_LENGTH, d=spec.d_model)
+        fig = mh.encoding_heatmap(
+            pos.sinusoidal, title=title, x_title=t("mh.dimension"), y_title=t("mh.position")
         )
+        show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe")
     with right:
-        show_figure(
-            figs.kernel_heatmap(
-                pos["kernel_sinusoidal"],
-                title=t("mh.fig_kernel_title"),
-                x_title=t("mh.position_q"),
-                y_title=t("mh.position_p"),
-            ),
-            key="mh_fig_kernel",
-            look_for_key="mh.look_kernel",
+        fig = mh.kernel_heatmap(
+            pos.kernel_sinusoidal,
+            title=t("mh.fig_kernel_title"),
+            x_title=t("mh.position_q"),
+            y_title=t("mh.position_p"),
         )
+        show_figure(fig, key="mh_fig_kernel", look_for_key="mh.look_kernel")
     st.latex(r"PE_p \cdot PE_q = \sum_i \cos\big((p-q)\,\omega_i\big),\qquad \omega_i = 10000^{-2i/d}")
-    formula = None
-    if pos["formula"] is not None:
-        formula = (t("mh.formula_name"), *pos["formula"])
-    left, right = st.columns(2)
-    for col, kind, key in (
-        (left, "sinusoidal", "mh_fig_rows_sin"),
-        (right, "learned", "mh_fig_rows_learned"),
-    ):
-        curves = [(t("mh.row_p", p=p), d, v) for p, d, v in pos[f"rows_{kind}"]]
+    formula = None if pos.formula is None else (t("mh.formula_name"), *pos.formula)
+    for col, kind in zip(st.columns(2), ("sinusoidal", "learned"), strict=True):
+        rows = pos.rows_sinusoidal if kind == "sinusoidal" else pos.rows_learned
         with col:
-            show_figure(
-                figs.kernel_by_distance(
-                    curves,
-                    title=t(f"mh.fig_rows_{kind}_title"),
-                    x_title=t("mh.distance"),
-                    y_title=t("mh.kernel_y"),
-                    formula=formula if kind == "sinusoidal" else None,
-                ),
-                key=key,
-                look_for_key=f"mh.look_rows_{kind}",
+            fig = mh.kernel_by_distance(
+                tuple((t("mh.row_p", p=r.p), r.distances, r.values) for r in rows),
+                title=t(f"mh.fig_rows_{kind}_title"),
+                x_title=t("mh.distance"),
+                y_title=t("mh.kernel_y"),
+                formula=formula if kind == "sinusoidal" else None,
             )
-    section_permutation(spec, labels)
+            show_figure(fig, key=f"mh_fig_rows_{kind}", look_for_key=f"mh.look_rows_{kind}")
 
 
-def section_permutation(spec: dict, labels: list[str]) -> None:
+def _permutation_table(result) -> None:
+    kinds = mh.POSITIONAL_KINDS
+    columns = {
+        t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [_fmt(result.map_diff[(pe, mk)]) for pe in kinds]
+        for mk in mh.MASK_KINDS
+    }
+    st.table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
+
+
+@st.fragment
+def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
+    """Shuffle the words, keep the positions: does the map only move? Its controls rerun only it."""
     st.subheader(t("mh.perm_title"))
     st.markdown(t("mh.perm_body"))
     st.latex(r"A(Px) = P\,A(x)\,P^\top")
     c1, c2 = st.columns(2)
-    perm_kind = controls.radio(
+    kind = controls.radio(
         "mh.perm", key="mh_perm", options=["shuffle", "reverse"], option_prefix="mh.perm_", where=c1
     )
-    H = spec["n_heads"]
-    head = controls.select_slider(
-        "mh.perm_head", key="mh_perm_head", options=list(range(1, H + 1)), value=1, where=c2
-    )
-    result = mh.permutation_view(**spec, perm_kind=perm_kind)
-    perm = [int(i) for i in result["perm"]]
+    heads = list(range(1, spec.n_heads + 1))
+    head = int(controls.select_slider("mh.perm_head", key="mh_perm_head", options=heads, value=1, where=c2))
+    result = mh.permutation_view(spec, kind)
+    perm = [int(i) for i in result.perm]
     st.caption(t("mh.perm_order", perm=", ".join(labels[i] for i in perm)))
-    masks = ("none", "causal")
-    st.table(
-        {
-            t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in ("none", "sinusoidal", "learned")],
-            **{
-                t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [
-                    _fmt(result["table"][(pe, mk)]) for pe in ("none", "sinusoidal", "learned")
-                ]
-                for mk in masks
-            },
-        },
-        hide_index=True,
+    _permutation_table(result)
+    shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
+    rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
+    fig = mh.permutation_grid(
+        rows,
+        labels=tuple(labels[i] for i in perm),
+        column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
+        title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec.mask_kind}")),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        colorbar_titles=(t("common.weight"), t("mh.diff_short")),
     )
-    shown = spec["pe_kind"] if spec["pe_kind"] != "none" else "sinusoidal"
-    rows = []
-    for pe in ("none", shown):
-        shuffled, predicted, diff = result["maps"][pe]
-        rows.append((t(f"mh.pe_{pe}"), shuffled[head - 1], predicted[head - 1], diff[head - 1]))
-    shuffled_labels = [labels[i] for i in perm]
-    show_figure(
-        figs.permutation_grid(
-            rows,
-            labels=shuffled_labels,
-            column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
-            title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec['mask_kind']}")),
-            x_title=t("common.key"),
-            y_title=t("common.query"),
-            colorbar_titles=(t("common.weight"), t("mh.diff_short")),
-        ),
-        key="mh_fig_perm",
-        look_for_key="mh.look_perm",
-    )
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm")
 
 
-def section_redundancy(seed: int) -> None:
-    st.header(t("mh.red_title"))
-    st.markdown(t("mh.red_body"))
-    c1, c2 = st.columns(2)
-    d_model = controls.select_slider(
-        "mh.red_d", key="mh_red_d", options=RED_D_MODELS, value=64, help_key="mh.red_d_help", where=c1
-    )
-    steps = controls.select_slider(
-        "mh.red_steps",
-        key="mh_red_steps",
-        options=RED_STEPS,
-        value=100,
-        help_key="mh.red_steps_help",
-        where=c2,
-    )
-    heads = mh.heads_for(int(d_model))
+def _request_run() -> None:
+    st.session_state[RED_REQUESTED] = True
+
+
+def _run_redundancy(d_model: int, steps: int, seed: int) -> None:
+    """Train one small model per head count, with a progress bar; keep the result in the session."""
+    heads = mh.heads_for(d_model)
     bar = st.progress(0.0, text=t("mh.red_progress"))
     points = []
     for done, n_heads in enumerate(heads, start=1):
-        points.append(mh.redundancy_point(int(d_model), n_heads, int(steps), seed))
+        points.append(mh.redundancy_point(d_model, n_heads, steps, seed))
         bar.progress(done / len(heads), text=t("mh.red_progress"))
     bar.empty()
+    st.session_state[RED_RESULT] = ((d_model, steps, seed), tuple(points))
+
+
+def _redundancy_figure(steps: int, points) -> None:
+    heads = [p.n_heads for p in points]
     init_name, trained_name = t("mh.red_init"), t("mh.red_trained", steps=steps)
-    series = [(init_name, [p.redundancy_init if p.n_heads > 1 else None for p in points])]
-    support = [(init_name, [p.support_init for p in points])]
+    series = [(init_name, tuple(p.redundancy_init if p.n_heads > 1 else None for p in points))]
+    support = [(init_name, tuple(p.support_init for p in points))]
     if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
-        series.append((trained_name, [p.redundancy_trained if p.n_heads > 1 else None for p in points]))
-        support.append((trained_name, [p.support_trained for p in points]))
-    show_figure(
-        figs.redundancy_curve(
-            heads,
-            series,
-            support,
-            titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
-            x_title=t("mh.heads_axis"),
-            y_titles=(t("mh.red_y"), t("mh.support_y")),
-        ),
-        key="mh_fig_redundancy",
-        look_for_key="mh.look_redundancy",
+        series.append((trained_name, tuple(p.redundancy_trained if p.n_heads > 1 else None for p in points)))
+        support.append((trained_name, tuple(p.support_trained for p in points)))
+    fig = mh.redundancy_curve(
+        tuple(heads),
+        tuple(series),
+        tuple(support),
+        titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
+        x_title=t("mh.heads_axis"),
+        y_titles=(t("mh.red_y"), t("mh.support_y")),
     )
+    show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy")
+
+
+def _redundancy_table(points) -> None:
     st.table(
         {
-            t("mh.heads_axis"): heads,
+            t("mh.heads_axis"): [p.n_heads for p in points],
             t("mh.red_col_init"): [f"{p.redundancy_init:.3f}" for p in points],
             t("mh.red_col_trained"): [f"{p.redundancy_trained:.3f}" for p in points],
             t("mh.red_col_pairs", threshold=RED_THRESHOLD): [
@@ -430,43 +396,82 @@ def section_redundancy(seed: int) -> None:
         },
         hide_index=True,
     )
+
+
+def _redundancy_summary(steps: int, points) -> None:
     multi = [p for p in points if p.n_heads > 1]
-    if multi:
-        first, last = multi[0], multi[-1]
-        st.markdown(
-            t(
-                "mh.red_summary",
-                init_lo=min(p.redundancy_init for p in multi),
-                init_hi=max(p.redundancy_init for p in multi),
-                steps=steps,
-                h_first=first.n_heads,
-                r_first=first.redundancy_trained,
-                h_last=last.n_heads,
-                r_last=last.redundancy_trained,
-                share_last=last.similar_pairs_trained,
-                loss_one=points[0].loss_trained,
-                loss_last=last.loss_trained,
-            )
+    if not multi:
+        return
+    first, last = multi[0], multi[-1]
+    st.markdown(
+        t(
+            "mh.red_summary",
+            init_lo=min(p.redundancy_init for p in multi),
+            init_hi=max(p.redundancy_init for p in multi),
+            steps=steps,
+            h_first=first.n_heads,
+            r_first=first.redundancy_trained,
+            h_last=last.n_heads,
+            r_last=last.redundancy_trained,
+            share_last=last.similar_pairs_trained,
+            loss_one=points[0].loss_trained,
+            loss_last=last.loss_trained,
         )
+    )
+
+
+@st.fragment
+def redundancy_section(seed: int) -> None:
+    """Do many heads repeat each other? Trains on its Run button; the last result stays on screen."""
+    st.header(t("mh.red_title"))
+    st.markdown(t("mh.red_body"))
+    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    d_model = int(
+        controls.select_slider(
+            "mh.red_d", key="mh_red_d", options=RED_D_MODELS, value=64, help_key="mh.red_d_help", where=c1
+        )
+    )
+    steps = int(
+        controls.select_slider(
+            "mh.red_steps",
+            key="mh_red_steps",
+            options=RED_STEPS,
+            value=100,
+            help_key="mh.red_steps_help",
+            where=c2,
+        )
+    )
+    c3.button(t("mh.red_run"), key="mh_red_run", type="primary", width="stretch", on_click=_request_run)
+    if st.session_state.pop(RED_REQUESTED, False):
+        _run_redundancy(d_model, steps, seed)
+    last = st.session_state.get(RED_RESULT) or mh.shipped_redundancy()  # the default run, computed ahead
+    if last is None:
+        st.info(t("mh.red_press_run"))
+        return
+    (ran_d, ran_steps, ran_seed), points = last
+    if (ran_d, ran_steps, ran_seed) != (d_model, steps, seed):
+        st.info(t("mh.red_stale", d_model=ran_d, steps=ran_steps, seed=ran_seed))
+    _redundancy_figure(ran_steps, points)
+    _redundancy_table(points)
+    _redundancy_summary(ran_steps, points)
     st.markdown(t("mh.red_honest"))
 
 
 def render() -> None:
     page_header("mh.title", "mh.intro")
-    spec = read_controls()
+    spec = controls_section()
     try:
-        view = mh.head_view(**spec)
+        view = mh.head_view(spec)
     except ValueError as err:
         st.error(t("mh.error", message=str(err)))
         return
-    words = view["words"]
-    T = view["weights"].shape[-1]
-    labels = [f"{i}:{w}" for i, w in enumerate(words)] if words is not None else [str(i) for i in range(T)]
-    section_heads(spec, view, labels)
-    section_library(spec)
-    section_contiguity(view)
-    section_positions(spec, labels)
-    section_redundancy(spec["seed"])
+    heads_section(spec, view)
+    similarity_section(view)
+    library_section(spec)
+    contiguity_section(view)
+    positions_section(spec)
+    permutation_section(spec, view.labels)
+    redundancy_section(spec.seed)
 
 
 render()

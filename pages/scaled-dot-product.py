@@ -1,14 +1,18 @@
-"""Scaled dot-product attention, taken apart: QKᵀ -> ÷ scale -> mask -> softmax -> × V.
+"""Scaled dot-product attention, taken apart: QKᵀ -> ÷ τ -> mask -> softmax -> × V.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.attention``) -> ``figures.attention``.
-Every claim is printed next to the number that backs it, computed on the current inputs.
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.attention_analysis``) ->
+cached ``figures.attention`` builders. Every claim is printed next to the number that backs it,
+computed on the current inputs. One convention: the scores are divided by the temperature τ
+(τ = √d_k in the Transformer); the scale factor 1/τ is the inverse temperature.
+
+``render`` is the table of contents. The controls at the top drive every section; the
+kernel-regression comparison has its own sliders and reruns alone (``st.fragment``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from figures import attention as fa
 from ui import attention as ua
 from ui import controls as uc
 from ui.i18n import t
@@ -16,6 +20,8 @@ from ui.layout import page_header, show_figure
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 NW_BANDWIDTHS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
+#: Height of one row of Streamlit's data editor (px), to size the mask editor to every row.
+EDITOR_ROW_PX = 35
 
 
 # ----------------------------------------------------------------------------------------------
@@ -33,43 +39,45 @@ def _empty_row_mask(L: int) -> None:
     _set(sdp_mask="custom", sdp_cmask="0" + ua.default_custom_mask(L)[1:])
 
 
-def _on_mask_edit(editor_key: str, L: int, labels: list[str]) -> None:
+def _on_mask_edit(editor_key: str, L: int, labels: tuple[str, ...]) -> None:
     edits = st.session_state.get(editor_key) or {}
     text = st.session_state.get("sdp_cmask", "") or ua.default_custom_mask(L)
     st.session_state["sdp_cmask"] = ua.apply_editor_edits(text, L, edits.get("edited_rows", {}), labels)
 
 
 # ----------------------------------------------------------------------------------------------
-# sections
+# page-wide controls and the setup every section uses
 # ----------------------------------------------------------------------------------------------
 
 
-def _controls() -> dict:
-    c1, c2, c3 = st.columns(3)
+def _input_controls(where) -> tuple[str, int, int]:
     source = uc.radio(
         "sdp.input",
         key="sdp_input",
         options=ua.SOURCES,
         option_prefix="sdp.input_",
         horizontal=False,
-        where=c1,
+        where=where,
     )
     length = 8
     if source == "random":
         length = int(
-            uc.slider("sdp.length", key="sdp_len", min_value=2, max_value=32, value=8, step=1, where=c1)
+            uc.slider("sdp.length", key="sdp_len", min_value=2, max_value=32, value=8, step=1, where=where)
         )
-    seed = uc.seed("sdp_seed", value=0, where=c1)
+    return source, length, uc.seed("sdp_seed", value=0, where=where)
+
+
+def _scale_controls(where) -> tuple[int, str, float]:
     dk = int(
         uc.select_slider(
-            "sdp.dk", key="sdp_dk", options=ua.DK_OPTIONS, value=16, help_key="sdp.dk_help", where=c2
+            "sdp.dk", key="sdp_dk", options=ua.DK_OPTIONS, value=16, help_key="sdp.dk_help", where=where
         )
     )
-    scale_mode = uc.radio(
-        "sdp.scale", key="sdp_scale", options=ua.SCALE_MODES, option_prefix="sdp.scale_", where=c2
+    mode = uc.radio(
+        "sdp.scale", key="sdp_scale", options=ua.SCALE_MODES, option_prefix="sdp.scale_", where=where
     )
     temperature = 1.0
-    if scale_mode == "temperature":
+    if mode == "custom":
         temperature = float(
             uc.select_slider(
                 "sdp.temperature",
@@ -77,19 +85,23 @@ def _controls() -> dict:
                 options=TEMPERATURES,
                 value=4.0,
                 help_key="sdp.temperature_help",
-                where=c2,
+                where=where,
             )
         )
-    mask_mode = uc.radio(
+    return dk, mode, temperature
+
+
+def _mask_controls(where) -> tuple[str, int]:
+    mode = uc.radio(
         "sdp.mask",
         key="sdp_mask",
         options=ua.MASK_MODES,
         option_prefix="sdp.mask_",
         horizontal=False,
-        where=c3,
+        where=where,
     )
     n_pad = 0
-    if mask_mode == "padding":
+    if mode == "padding":
         n_pad = int(
             uc.slider(
                 "sdp.pad",
@@ -99,31 +111,31 @@ def _controls() -> dict:
                 value=2,
                 step=1,
                 help_key="sdp.pad_help",
-                where=c3,
+                where=where,
             )
         )
-    return {
-        "source": source,
-        "length": length,
-        "seed": seed,
-        "dk": dk,
-        "scale_mode": scale_mode,
-        "temperature": temperature,
-        "mask_mode": mask_mode,
-        "n_pad": n_pad,
-    }
+    return mode, n_pad
 
 
-def _mask_editor(L: int, labels: list[str]) -> str:
+def controls_section() -> ua.SdpControls:
+    """The page-wide controls: inputs, d_k and the temperature, the mask."""
+    c1, c2, c3 = st.columns(3)
+    source, length, seed = _input_controls(c1)
+    dk, scale_mode, temperature = _scale_controls(c2)
+    mask_mode, n_pad = _mask_controls(c3)
+    return ua.SdpControls(source, length, seed, dk, scale_mode, temperature, mask_mode, n_pad)
+
+
+def mask_editor_section(L: int, labels: tuple[str, ...]) -> str:
     """The custom mask: a bound text (the URL form) and a grid of checkboxes that edits it."""
     st.subheader(t("sdp.editor_title"))
     st.markdown(t("sdp.editor_body"))
     text = ua.text_control("sdp.editor_text", key="sdp_cmask", help_key="sdp.editor_text_help")
     try:
-        mask = ua.build_mask("custom", L, 0, text)
+        mask = ua.sdp_mask("custom", L, 0, text)
     except ValueError:
         st.warning(t("sdp.mask_invalid", L=L))
-        mask = ua.build_mask("causal", L, 0, None)
+        mask = ua.sdp_mask("causal", L, 0, None)
     current = text.strip() if text and text.strip() else ua.default_custom_mask(L)
     editor_key = f"sdp_mask_editor_{L}_{current}"
     st.data_editor(
@@ -132,195 +144,171 @@ def _mask_editor(L: int, labels: list[str]) -> str:
         on_change=_on_mask_edit,
         args=(editor_key, L, labels),
         width="stretch",
+        height=EDITOR_ROW_PX * (L + 1) + 3,  # header + every row: the last row is never hidden
     )
     st.caption(t("sdp.editor_caption", text=ua.mask_text(mask)))
     return text
 
 
-def _pipeline(inp: ua.SdpInputs, steps: dict, scale: float, p: dict) -> None:
+def setup_section(c: ua.SdpControls) -> ua.SdpSetup | None:
+    """Build Q, K, V, the mask (with its editor) and the pipeline; None (and an error) on bad sizes."""
+    try:
+        inp = ua.sdp_inputs(c.source, c.length, c.dk, c.seed, c.n_pad)
+        scale = ua.scale_for(c.scale_mode, c.dk, c.temperature)
+    except ValueError:
+        st.error(t("sdp.input_error"))
+        return None
+    L = len(inp.labels)
+    if c.mask_mode == "padding":
+        st.caption(t("sdp.pad_caption", n=inp.n_pad, L=L))
+    text = mask_editor_section(L, inp.labels) if c.mask_mode == "custom" else None
+    try:
+        mask = ua.sdp_mask(c.mask_mode, L, inp.n_pad, text)
+    except ValueError:
+        mask = ua.sdp_mask("causal", L, 0, None)
+    return ua.SdpSetup(c, inp, mask, scale, ua.sdp_steps(inp, mask, scale))
+
+
+# ----------------------------------------------------------------------------------------------
+# sections
+# ----------------------------------------------------------------------------------------------
+
+
+def qkv_section(s: ua.SdpSetup) -> None:
+    """Q, K and V themselves: one row per token, one column per dimension."""
+    st.header(t("sdp.qkv_title"))
+    st.markdown(t("sdp.qkv_body_sentence" if s.inputs.tokens else "sdp.qkv_body_random"))
+    fig = ua.qkv_heatmaps(
+        s.inputs.q,
+        s.inputs.k,
+        s.inputs.v,
+        labels=s.labels,
+        titles=(t("sdp.fig_q", dk=s.controls.dk), t("sdp.fig_k", dk=s.controls.dk), t("sdp.fig_v")),
+        x_titles=(t("sdp.axis_dk"), t("sdp.axis_dv")),
+        y_title=t("sdp.axis_token"),
+        height=max(320, 60 + 22 * len(s.labels)),
+    )
+    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv")
+
+
+def _heat(kind: str, z, s: ua.SdpSetup, title: str, key: str, **look: object) -> None:
+    kx, qy = t("sdp.axis_key"), t("sdp.axis_query")
+    builder = {"scores": ua.score_heatmap, "weights": ua.weights_heatmap}[kind]
+    fig = builder(z, x_labels=s.labels, y_labels=s.labels, title=title, x_title=kx, y_title=qy)
+    show_figure(fig, key=key, look_for_key=f"sdp.look_{key.removeprefix('sdp_fig_')}", **look)
+
+
+def pipeline_section(s: ua.SdpSetup) -> None:
+    """The five steps as heatmaps, with the scale, spread, peak and entropy measured."""
     st.header(t("sdp.pipeline_title"))
     st.markdown(t("sdp.pipeline_body"))
-    labels = inp.labels
-    kx, qy = t("sdp.axis_key"), t("sdp.axis_query")
-    stats = ua.row_stats(steps["weights"])
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(t("sdp.metric_scale"), f"{scale:.4g}")
-    m2.metric(t("sdp.metric_raw_std"), f"{ua.score_std(steps['raw']):.3g}")
-    m3.metric(t("sdp.metric_max_weight"), f"{stats['max_weight']:.3f}")
-    m4.metric(t("sdp.metric_entropy"), f"{stats['entropy']:.3f}", help=t("sdp.metric_entropy_help"))
+    stats = ua.row_stats(s.steps.weights)
+    m = st.columns(5)
+    m[0].metric(t("sdp.metric_temperature"), f"{s.temperature:.4g}", help=t("sdp.metric_temperature_help"))
+    m[1].metric(t("sdp.metric_scale"), f"{s.scale:.4g}", help=t("sdp.metric_scale_help"))
+    m[2].metric(t("sdp.metric_raw_std"), f"{ua.score_std(s.steps.raw):.3g}")
+    m[3].metric(t("sdp.metric_max_weight"), f"{stats.max_weight:.3f}")
+    m[4].metric(t("sdp.metric_entropy"), f"{stats.entropy:.3f}", help=t("sdp.metric_entropy_help"))
+    tau, factor = f"{s.temperature:.3g}", f"{s.scale:.3g}"
+    mask_name = t(f"sdp.mask_{s.controls.mask_mode}")
     c1, c2 = st.columns(2)
     with c1:
-        show_figure(
-            fa.score_heatmap(
-                steps["raw"], x_labels=labels, y_labels=labels, title=t("sdp.fig_raw"), x_title=kx, y_title=qy
-            ),
-            key="sdp_fig_raw",
-            look_for_key="sdp.look_raw",
-        )
+        _heat("scores", s.steps.raw, s, t("sdp.fig_raw"), "sdp_fig_raw")
     with c2:
-        show_figure(
-            fa.score_heatmap(
-                steps["scaled"],
-                x_labels=labels,
-                y_labels=labels,
-                title=t("sdp.fig_scaled", scale=f"{scale:.3g}"),
-                x_title=kx,
-                y_title=qy,
-            ),
-            key="sdp_fig_scaled",
-            look_for_key="sdp.look_scaled",
-        )
+        _heat("scores", s.steps.scaled, s, t("sdp.fig_scaled", tau=tau, scale=factor), "sdp_fig_scaled")
     c3, c4 = st.columns(2)
     with c3:
-        show_figure(
-            fa.score_heatmap(
-                steps["masked"],
-                x_labels=labels,
-                y_labels=labels,
-                title=t("sdp.fig_masked", mask=t(f"sdp.mask_{p['mask_mode']}")),
-                x_title=kx,
-                y_title=qy,
-            ),
-            key="sdp_fig_masked",
-            look_for_key="sdp.look_masked",
-        )
+        _heat("scores", s.steps.masked, s, t("sdp.fig_masked", mask=mask_name), "sdp_fig_masked")
     with c4:
-        show_figure(
-            fa.weights_heatmap(
-                steps["weights"],
-                x_labels=labels,
-                y_labels=labels,
-                title=t("sdp.fig_weights"),
-                x_title=kx,
-                y_title=qy,
-            ),
-            key="sdp_fig_weights",
-            look_for_key="sdp.look_weights",
-            max_weight=f"{stats['max_weight']:.3f}",
+        _heat(
+            "weights",
+            s.steps.weights,
+            s,
+            t("sdp.fig_weights"),
+            "sdp_fig_weights",
+            max_weight=f"{stats.max_weight:.3f}",
         )
     c5, c6 = st.columns(2)
     with c5:
-        show_figure(
-            fa.output_heatmap(
-                steps["output"],
-                y_labels=labels,
-                title=t("sdp.fig_output"),
-                x_title=t("sdp.axis_dv"),
-                y_title=qy,
-            ),
-            key="sdp_fig_output",
-            look_for_key="sdp.look_output",
+        fig = ua.output_heatmap(
+            s.steps.output,
+            y_labels=s.labels,
+            title=t("sdp.fig_output"),
+            x_title=t("sdp.axis_dv"),
+            y_title=t("sdp.axis_query"),
         )
+        show_figure(fig, key="sdp_fig_output", look_for_key="sdp.look_output")
     with c6:
-        if inp.tokens:
-            st.markdown(t("sdp.repeated_tokens"))
-            rep = ua.repeated_token_rows(inp.tokens, steps["weights"])
-            if rep:
-                st.table(
-                    {
-                        t("sdp.col_token"): [r["token"] for r in rep],
-                        t("sdp.col_positions"): [r["positions"] for r in rep],
-                        t("sdp.col_max_row_diff"): [f"{r['max_diff']:.1e}" for r in rep],
-                    },
-                    hide_index=True,
-                )
-        else:
-            st.markdown(t("sdp.random_inputs_note"))
+        _repeated_tokens(s)
 
 
-def _scale_section(p: dict, steps: dict) -> None:
+def _repeated_tokens(s: ua.SdpSetup) -> None:
+    if not s.inputs.tokens:
+        st.markdown(t("sdp.random_inputs_note"))
+        return
+    st.markdown(t("sdp.repeated_tokens"))
+    rep = ua.repeated_token_rows(s.inputs.tokens, s.steps.weights)
+    if rep:
+        st.table(
+            {
+                t("sdp.col_token"): [r.token for r in rep],
+                t("sdp.col_positions"): [", ".join(map(str, r.positions)) for r in rep],
+                t("sdp.col_max_row_diff"): [f"{r.max_diff:.1e}" for r in rep],
+            },
+            hide_index=True,
+        )
+
+
+#: The d_k figures: name -> (series ids, extra arguments of the line figure).
+DK_FIGURES = {
+    "var": (("var_measured", "var_theory", "var_scaled"), {"log_y": True, "dashed_ids": ("var_theory",)}),
+    "entropy": (("entropy_scaled", "entropy_unscaled"), {"uniform": True}),
+    "max": (("max_scaled", "max_unscaled", "sat_unscaled"), {"dashed_ids": ("sat_unscaled",)}),
+    "grad": (("grad_scaled", "grad_unscaled"), {"log_y": True}),
+}
+Y_TITLES = {
+    "var": "sdp.axis_variance",
+    "entropy": "sdp.axis_entropy",
+    "max": "sdp.axis_weight",
+    "grad": "sdp.axis_grad",
+}
+
+
+def _dk_figure(e, dk: int, name: str) -> None:
+    ids, extra = DK_FIGURES[name]
+    values = ua.dk_series(e)
+    fig = ua.line_figure(
+        e.d_k,
+        {t(f"sdp.series_{i}"): values[i] for i in ids},
+        title=t(f"sdp.fig_dk_{name}"),
+        x_title="d_k",
+        y_title=t(Y_TITLES[name]),
+        log_x=True,
+        log_y=extra.get("log_y", False),
+        dashed=tuple(t(f"sdp.series_{i}") for i in extra.get("dashed_ids", ())),
+        hlines={t("sdp.uniform_entropy"): e.log_s} if extra.get("uniform") else None,
+        vline=dk,
+        vline_text=t("sdp.current_dk"),
+    )
+    show_figure(fig, key=f"sdp_fig_dk_{name}", look_for_key=f"sdp.look_dk_{name}")
+
+
+def dk_section(c: ua.SdpControls) -> None:
+    """Why √d_k: variance, entropy, peak weight and gradients against d_k (cached per seed)."""
     st.header(t("sdp.dk_title"))
     st.markdown(t("sdp.dk_body"))
     st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     with st.spinner(t("sdp.dk_running")):
-        e = ua.sdp_dk_experiment(p["seed"])
-    dk_now = p["dk"]
-    c1, c2 = st.columns(2)
-    with c1:
-        show_figure(
-            fa.line_figure(
-                e.d_k,
-                {
-                    t("sdp.series_var_measured"): e.var_measured,
-                    t("sdp.series_var_theory"): e.var_theory,
-                    t("sdp.series_var_scaled"): e.var_scaled,
-                },
-                title=t("sdp.fig_dk_var"),
-                x_title="d_k",
-                y_title=t("sdp.axis_variance"),
-                log_x=True,
-                log_y=True,
-                dashed=[t("sdp.series_var_theory")],
-                vline=dk_now,
-                vline_text=t("sdp.current_dk"),
-            ),
-            key="sdp_fig_dk_var",
-            look_for_key="sdp.look_dk_var",
-        )
-    with c2:
-        show_figure(
-            fa.line_figure(
-                e.d_k,
-                {
-                    t("sdp.series_entropy_scaled"): e.entropy_scaled,
-                    t("sdp.series_entropy_unscaled"): e.entropy_unscaled,
-                },
-                title=t("sdp.fig_dk_entropy"),
-                x_title="d_k",
-                y_title=t("sdp.axis_entropy"),
-                log_x=True,
-                hlines={t("sdp.uniform_entropy"): e.log_s},
-                vline=dk_now,
-                vline_text=t("sdp.current_dk"),
-            ),
-            key="sdp_fig_dk_entropy",
-            look_for_key="sdp.look_dk_entropy",
-        )
-    c3, c4 = st.columns(2)
-    with c3:
-        show_figure(
-            fa.line_figure(
-                e.d_k,
-                {
-                    t("sdp.series_max_scaled"): e.max_weight_scaled,
-                    t("sdp.series_max_unscaled"): e.max_weight_unscaled,
-                    t("sdp.series_sat_unscaled"): e.saturated_unscaled,
-                },
-                title=t("sdp.fig_dk_max"),
-                x_title="d_k",
-                y_title=t("sdp.axis_weight"),
-                log_x=True,
-                dashed=[t("sdp.series_sat_unscaled")],
-                vline=dk_now,
-                vline_text=t("sdp.current_dk"),
-            ),
-            key="sdp_fig_dk_max",
-            look_for_key="sdp.look_dk_max",
-        )
-    with c4:
-        show_figure(
-            fa.line_figure(
-                e.d_k,
-                {
-                    t("sdp.series_grad_scaled"): e.grad_scores_scaled,
-                    t("sdp.series_grad_unscaled"): e.grad_scores_unscaled,
-                },
-                title=t("sdp.fig_dk_grad"),
-                x_title="d_k",
-                y_title=t("sdp.axis_grad"),
-                log_x=True,
-                log_y=True,
-                vline=dk_now,
-                vline_text=t("sdp.current_dk"),
-            ),
-            key="sdp_fig_dk_grad",
-            look_for_key="sdp.look_dk_grad",
-        )
-    i = list(e.d_k).index(dk_now)
+        e = ua.sdp_dk_experiment(c.seed)
+    for row in (("var", "entropy"), ("max", "grad")):
+        for col, name in zip(st.columns(2), row, strict=True):
+            with col:
+                _dk_figure(e, c.dk, name)
+    i = list(e.d_k).index(c.dk)
     st.markdown(
         t(
             "sdp.dk_claim",
-            dk=dk_now,
+            dk=c.dk,
             var=f"{e.var_measured[i]:.1f}",
             max_u=f"{e.max_weight_unscaled[i]:.2f}",
             max_s=f"{e.max_weight_scaled[i]:.2f}",
@@ -331,119 +319,80 @@ def _scale_section(p: dict, steps: dict) -> None:
             cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
         )
     )
-    st.dataframe(
-        {
-            "d_k": e.d_k,
-            t("sdp.col_var"): e.var_measured.round(2),
-            t("sdp.series_entropy_scaled"): e.entropy_scaled.round(3),
-            t("sdp.series_entropy_unscaled"): e.entropy_unscaled.round(3),
-            t("sdp.series_max_unscaled"): e.max_weight_unscaled.round(3),
-            t("sdp.series_grad_scaled"): e.grad_scores_scaled,
-            t("sdp.series_grad_unscaled"): e.grad_scores_unscaled,
-            t("sdp.col_cv_scaled"): e.grad_query_cv_scaled.round(2),
-            t("sdp.col_cv_unscaled"): e.grad_query_cv_unscaled.round(2),
-        },
-        hide_index=True,
-        key="sdp_dk_table",
-    )
+    st.dataframe(ua.dk_table(e), key="sdp_dk_table", width="stretch")
 
 
-def _nan_section(inp: ua.SdpInputs, mask, steps: dict, scale: float) -> None:
+def nan_section(s: ua.SdpSetup) -> None:
+    """A query with every key masked: the additive -inf gives NaN, the safe version zeros."""
     st.header(t("sdp.nan_title"))
     st.markdown(t("sdp.nan_body"))
     st.latex(
         r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad "
         r"z\equiv-\infty\ \Rightarrow\ z_j-\max_k z_k=-\infty-(-\infty)=\text{NaN}"
     )
-    _, w_naive = ua.sdp_naive(inp, mask, scale)
-    naive = ua.row_stats(w_naive)
-    safe = ua.row_stats(steps["weights"])
-    labels = inp.labels
+    w_naive = ua.sdp_naive(s.inputs, s.mask, s.scale)
+    naive, safe = ua.row_stats(w_naive), ua.row_stats(s.steps.weights)
+    empty = ua.count_fully_masked(s.mask)
     m1, m2, m3 = st.columns(3)
-    m1.metric(t("sdp.metric_empty_rows"), ua.count_fully_masked(mask))
-    m2.metric(t("sdp.metric_naive_nan"), naive["nan_rows"])
+    m1.metric(t("sdp.metric_empty_rows"), empty)
+    m2.metric(t("sdp.metric_naive_nan"), naive.nan_rows)
     m3.metric(
-        t("sdp.metric_safe_nan"), safe["nan_rows"], help=t("sdp.metric_safe_nan_help", zero=safe["zero_rows"])
+        t("sdp.metric_safe_nan"), safe.nan_rows, help=t("sdp.metric_safe_nan_help", zero=safe.zero_rows)
     )
-    if ua.count_fully_masked(mask) == 0:
+    if empty == 0:
         st.info(t("sdp.nan_none"))
-        st.button(t("sdp.nan_make"), key="sdp_btn_empty_row", on_click=_empty_row_mask, args=(len(labels),))
+        st.button(t("sdp.nan_make"), key="sdp_btn_empty_row", on_click=_empty_row_mask, args=(len(s.labels),))
     c1, c2 = st.columns(2)
-    kx, qy = t("sdp.axis_key"), t("sdp.axis_query")
     with c1:
-        show_figure(
-            fa.weights_heatmap(
-                w_naive, x_labels=labels, y_labels=labels, title=t("sdp.fig_naive"), x_title=kx, y_title=qy
-            ),
-            key="sdp_fig_naive",
-            look_for_key="sdp.look_naive",
-        )
+        _heat("weights", w_naive, s, t("sdp.fig_naive"), "sdp_fig_naive")
     with c2:
-        show_figure(
-            fa.weights_heatmap(
-                steps["weights"],
-                x_labels=labels,
-                y_labels=labels,
-                title=t("sdp.fig_safe"),
-                x_title=kx,
-                y_title=qy,
-            ),
-            key="sdp_fig_safe",
-            look_for_key="sdp.look_safe",
-        )
+        _heat("weights", s.steps.weights, s, t("sdp.fig_safe"), "sdp_fig_safe")
     st.markdown(t("sdp.nan_why"))
 
 
-def _torch_section(inp: ua.SdpInputs, mask, scale: float) -> None:
+def torch_section(s: ua.SdpSetup) -> None:
+    """Ours against ``torch.nn.functional.scaled_dot_product_attention`` (measured once per input)."""
     st.header(t("sdp.torch_title"))
     st.markdown(t("sdp.torch_body"))
-    cmp = ua.sdp_compare_torch(inp, mask, scale)
+    cmp = ua.sdp_compare_torch(s.inputs, s.mask, s.scale)
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(t("sdp.metric_max_diff"), f"{cmp.max_abs_diff:.1e}")
     m2.metric(t("sdp.metric_time_ours"), f"{1e6 * cmp.seconds_ours:.0f} µs")
     m3.metric(t("sdp.metric_time_torch"), f"{1e6 * cmp.seconds_torch:.0f} µs")
     m4.metric(t("sdp.metric_torch_nan"), cmp.torch_nan_rows)
-    st.caption(
-        t(
-            "sdp.torch_caption",
-            rows=cmp.rows_compared,
-            ratio=f"{cmp.seconds_ours / cmp.seconds_torch:.2f}",
-            version=ua.torch_version(),
-        )
-    )
+    ratio = f"{cmp.seconds_ours / cmp.seconds_torch:.2f}"
+    st.caption(t("sdp.torch_caption", rows=cmp.rows_compared, ratio=ratio, version=ua.TORCH_VERSION))
 
 
-def _sparse_section(inp: ua.SdpInputs, mask, scale: float) -> None:
+def normalizer_section(s: ua.SdpSetup) -> None:
+    """Softmax, sparsemax and entmax-1.5 on the page's scores: which weights become exactly zero."""
     st.header(t("sdp.sparse_title"))
     st.markdown(t("sdp.sparse_body"))
     st.latex(
         r"\mathrm{sparsemax}(z)_j=\max(z_j-\tau,0),\quad \sum_j \max(z_j-\tau,0)=1;\qquad"
         r"\mathrm{entmax}_{1.5}(z)_j=\max(z_j/2-\tau,0)^2"
     )
-    res = ua.normalizer_weights(inp, mask, scale)
-    names = {n: t(f"sdp.norm_{n}") for n in res}
-    cols = st.columns(len(res))
-    for col, (name, r) in zip(cols, res.items(), strict=True):
-        col.metric(t("sdp.metric_zeros", name=names[name]), f"{r['zeros']} / {r['allowed']}")
+    res = ua.normalizer_weights(s.inputs, s.mask, s.scale)
+    names = {r.name: t(f"sdp.norm_{r.name}") for r in res}
+    for col, r in zip(st.columns(len(res)), res, strict=True):
+        col.metric(t("sdp.metric_zeros", name=names[r.name]), f"{r.zeros} / {r.allowed}")
+    under = {r.name: r.underflow for r in res}
     st.caption(
-        t(
-            "sdp.zeros_caption",
-            soft=res["softmax"]["underflow"],
-            sparse=res["sparsemax"]["underflow"],
-            ent=res["entmax15"]["underflow"],
-        )
+        t("sdp.zeros_caption", soft=under["softmax"], sparse=under["sparsemax"], ent=under["entmax15"])
     )
-    show_figure(
-        fa.heatmap_row(
-            [(names[n], r["weights"]) for n, r in res.items()],
-            x_labels=inp.labels,
-            y_labels=inp.labels,
-            x_title=t("sdp.axis_key"),
-            y_title=t("sdp.axis_query"),
-        ),
-        key="sdp_fig_normalizers",
-        look_for_key="sdp.look_normalizers",
+    fig = ua.heatmap_row(
+        tuple((names[r.name], r.weights) for r in res),
+        x_labels=s.labels,
+        y_labels=s.labels,
+        x_title=t("sdp.axis_key"),
+        y_title=t("sdp.axis_query"),
     )
+    show_figure(fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers")
+
+
+@st.fragment
+def nw_normalizer_section() -> None:
+    """The same in kernel regression: one query's weights; its own sliders rerun only this section."""
     st.subheader(t("sdp.sparse_nw_title"))
     st.markdown(t("sdp.sparse_nw_body"))
     c1, c2 = st.columns(2)
@@ -456,130 +405,108 @@ def _sparse_section(inp: ua.SdpInputs, mask, scale: float) -> None:
         uc.slider("sdp.nw_x0", key="sdp_nw_x0", min_value=-3.0, max_value=3.0, value=0.5, step=0.1, where=c2)
     )
     nw = ua.nw_normalizers(h, x0)
+    names = {n: t(f"sdp.norm_{n}") for n in nw.rows}
+    n = len(nw.x)
     m = st.columns(4)
-    for col, name in zip(m, ("softmax", "sparsemax", "entmax15"), strict=False):
-        col.metric(t("sdp.metric_nonzero", name=names[name]), f"{nw['nonzero'][name]} / {len(nw['x'])}")
-    m[3].metric(t("sdp.metric_radius"), f"{nw['radius']:.3f}")
-    n_samples = len(nw["x"])
-    st.caption(
-        t(
-            "sdp.nw_zeros_caption",
-            soft_zero=n_samples - nw["nonzero"]["softmax"],
-            soft_uf=nw["underflow"]["softmax"],
-            sparse_struct=n_samples - nw["nonzero"]["sparsemax"] - nw["underflow"]["sparsemax"],
-        )
+    for col, name in zip(m, names, strict=False):
+        col.metric(t("sdp.metric_nonzero", name=names[name]), f"{nw.nonzero[name]} / {n}")
+    m[3].metric(t("sdp.metric_radius"), f"{nw.radius:.3f}")
+    struct = n - nw.nonzero["sparsemax"] - nw.underflow["sparsemax"]
+    soft_zero, soft_uf = n - nw.nonzero["softmax"], nw.underflow["softmax"]
+    st.caption(t("sdp.nw_zeros_caption", soft_zero=soft_zero, soft_uf=soft_uf, sparse_struct=struct))
+    fig = ua.normaliser_rows(
+        nw.x,
+        {names[k]: w for k, w in nw.rows.items()},
+        x0=x0,
+        radius=nw.radius,
+        title=t("sdp.fig_nw_normalizers", h=h),
+        x_title=t("sdp.axis_x"),
+        y_title=t("sdp.axis_weight"),
+        query_name=t("sdp.query_point"),
+        radius_name=t("sdp.radius_band"),
     )
-    show_figure(
-        fa.normaliser_rows(
-            nw["x"],
-            {names[n]: w for n, w in nw["rows"].items()},
-            x0=x0,
-            radius=nw["radius"],
-            title=t("sdp.fig_nw_normalizers", h=h),
-            x_title=t("sdp.axis_x"),
-            y_title=t("sdp.axis_weight"),
-            query_name=t("sdp.query_point"),
-            radius_name=t("sdp.radius_band"),
-        ),
-        key="sdp_fig_nw_normalizers",
-        look_for_key="sdp.look_nw_normalizers",
-    )
-    st.markdown(
-        t("sdp.sparse_epanechnikov", diff=f"{nw['max_diff_epanechnikov']:.1e}", r=f"{nw['radius']:.3f}")
-    )
+    show_figure(fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers")
+    st.markdown(t("sdp.sparse_epanechnikov", diff=f"{nw.max_diff_epanechnikov:.1e}", r=f"{nw.radius:.3f}"))
 
 
-def _troubleshooting(inp: ua.SdpInputs, mask, steps: dict, scale: float, p: dict) -> None:
-    st.header(t("sdp.trouble_title"))
-    st.markdown(t("sdp.trouble_body"))
-    stats = ua.row_stats(steps["weights"])
-    _, w_naive = ua.sdp_naive(inp, mask, scale)
-    naive = ua.row_stats(w_naive)
-    e = ua.sdp_dk_experiment(p["seed"])
-    i = list(e.d_k).index(p["dk"])
-    header = st.columns([2, 2, 2, 3, 2])
-    for col, key in zip(header, ("symptom", "cause", "fix", "now", "try"), strict=True):
-        col.markdown("**" + t(f"sdp.trouble_col_{key}") + "**")
-    rows = [
-        (
-            "loss",
-            t(
-                "sdp.trouble_now_loss",
-                dk=p["dk"],
-                cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
-                cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
-                grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
-            ),
-            {"sdp_scale": "one", "sdp_dk": 512},
-            {"sdp_scale": "sqrt"},
-        ),
+def _trouble_rows(s: ua.SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
+    """(name, measured now, controls that reproduce it (None: the empty-row mask), controls that fix it)."""
+    c = s.controls
+    stats, naive = ua.row_stats(s.steps.weights), ua.row_stats(ua.sdp_naive(s.inputs, s.mask, s.scale))
+    e = ua.sdp_dk_experiment(c.seed)
+    i = list(e.d_k).index(c.dk)
+    loss = t(
+        "sdp.trouble_now_loss",
+        dk=c.dk,
+        cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
+        cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
+        grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
+    )
+    peak = t("sdp.trouble_now_peak", max_weight=f"{stats.max_weight:.3f}", entropy=f"{stats.entropy:.3f}")
+    nan = t("sdp.trouble_now_nan", naive=naive.nan_rows, safe=stats.nan_rows)
+    return [
+        ("loss", loss, {"sdp_scale": "one", "sdp_dk": 512}, {"sdp_scale": "sqrt_dk"}),
         (
             "peak",
-            t(
-                "sdp.trouble_now_peak",
-                max_weight=f"{stats['max_weight']:.3f}",
-                entropy=f"{stats['entropy']:.3f}",
-            ),
-            {"sdp_scale": "temperature", "sdp_temp": 0.1, "sdp_mask": "none"},
-            {"sdp_scale": "sqrt"},
+            peak,
+            {"sdp_scale": "custom", "sdp_temp": 0.1, "sdp_mask": "none"},
+            {"sdp_scale": "sqrt_dk"},
         ),
-        (
-            "nan",
-            t("sdp.trouble_now_nan", naive=naive["nan_rows"], safe=stats["nan_rows"]),
-            None,
-            {"sdp_mask": "causal"},
-        ),
+        ("nan", nan, None, {"sdp_mask": "causal"}),
     ]
-    for name, now, reproduce, fix in rows:
-        c = st.columns([2, 2, 2, 3, 2])
-        c[0].markdown(t(f"sdp.trouble_{name}_symptom"))
-        c[1].markdown(t(f"sdp.trouble_{name}_cause"))
-        c[2].markdown(t(f"sdp.trouble_{name}_fix"))
+
+
+def troubleshooting_section(s: ua.SdpSetup) -> None:
+    """The post's table: each symptom measured now, with buttons that set the controls; the
+    weights they produce are drawn right here, so the result of a click is in view."""
+    st.header(t("sdp.trouble_title"))
+    st.markdown(t("sdp.trouble_body"))
+    widths = [2, 2, 2, 3, 2]
+    for col, key in zip(st.columns(widths), ("symptom", "cause", "fix", "now", "try"), strict=True):
+        col.markdown("**" + t(f"sdp.trouble_col_{key}") + "**")
+    for name, now, reproduce, fix in _trouble_rows(s):
+        c = st.columns(widths)
+        for j, part in enumerate(("symptom", "cause", "fix")):
+            c[j].markdown(t(f"sdp.trouble_{name}_{part}"))
         c[3].markdown(now)
+        key = f"sdp_btn_{name}_reproduce"
         if reproduce is None:
-            c[4].button(
-                t("sdp.trouble_reproduce"),
-                key=f"sdp_btn_{name}_reproduce",
-                on_click=_empty_row_mask,
-                args=(len(inp.labels),),
-            )
+            c[4].button(t("sdp.trouble_reproduce"), key=key, on_click=_empty_row_mask, args=(len(s.labels),))
         else:
-            c[4].button(
-                t("sdp.trouble_reproduce"), key=f"sdp_btn_{name}_reproduce", on_click=_set, kwargs=reproduce
-            )
+            c[4].button(t("sdp.trouble_reproduce"), key=key, on_click=_set, kwargs=reproduce)
         c[4].button(t("sdp.trouble_fix"), key=f"sdp_btn_{name}_fix", on_click=_set, kwargs=fix)
+    c = s.controls
+    scale_name = t(f"sdp.scale_{c.scale_mode}")
+    st.caption(
+        t(
+            "sdp.trouble_now_controls",
+            dk=c.dk,
+            scale=scale_name,
+            tau=f"{s.temperature:.3g}",
+            mask=t(f"sdp.mask_{c.mask_mode}"),
+        )
+    )
+    _heat("weights", s.steps.weights, s, t("sdp.fig_weights"), "sdp_fig_trouble_weights")  # a cache hit
 
 
 def render() -> None:
     page_header("sdp.title", "sdp.intro")
     st.latex(
-        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)\right)V"
+        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
+        r"\qquad \tau=\sqrt{d_k}"
     )
-    p = _controls()
-    try:
-        inp = ua.sdp_inputs(p["source"], p["length"], p["dk"], p["seed"], p["n_pad"])
-        scale = ua.scale_for(p["scale_mode"], p["dk"], p["temperature"])
-    except ValueError:
-        st.error(t("sdp.input_error"))
+    controls = controls_section()
+    setup = setup_section(controls)
+    if setup is None:
         return
-    L = len(inp.labels)
-    if p["mask_mode"] == "padding":
-        st.caption(t("sdp.pad_caption", n=inp.n_pad, L=L))
-    if p["mask_mode"] == "custom":
-        text = _mask_editor(L, inp.labels)
-        try:
-            mask = ua.build_mask("custom", L, 0, text)
-        except ValueError:
-            mask = ua.build_mask("causal", L, 0, None)
-    else:
-        mask = ua.build_mask(p["mask_mode"], L, inp.n_pad, None)
-    steps = ua.sdp_steps(inp, mask, scale)
-    _pipeline(inp, steps, scale, p)
-    _scale_section(p, steps)
-    _nan_section(inp, mask, steps, scale)
-    _torch_section(inp, mask, scale)
-    _sparse_section(inp, mask, scale)
-    _troubleshooting(inp, mask, steps, scale, p)
+    qkv_section(setup)
+    pipeline_section(setup)
+    dk_section(controls)
+    nan_section(setup)
+    torch_section(setup)
+    normalizer_section(setup)
+    nw_normalizer_section()
+    troubleshooting_section(setup)
 
 
 render()

@@ -13,6 +13,7 @@ FORBIDDEN = {
     "core": {"streamlit", "plotly", "pandas.io.formats.style"},
     "figures": {"streamlit", "torch"},
     "pages": {"torch"},
+    "ui": {"torch"},
 }
 
 

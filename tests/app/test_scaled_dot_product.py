@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
 from tests.app.conftest import assert_clean, open_page
-from ui.attention import apply_editor_edits, build_mask, default_custom_mask
 from ui.i18n import load_catalogue
 
 PAGE = "scaled-dot-product"
@@ -41,15 +43,15 @@ def test_scale_and_dk_controls_change_the_numbers():
     at = open_page(PAGE, params={"sdp_dk": "512"})
     assert_clean(at)
     scaled = float(_metrics(at)["Mean largest weight"])
-    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 512**0.5, rel=1e-3)
+    assert float(_metrics(at)["Scale factor 1/τ"]) == pytest.approx(1 / 512**0.5, rel=1e-3)
     at.radio(key="sdp_scale").set_value("one").run()
     assert_clean(at)
     unscaled = float(_metrics(at)["Mean largest weight"])
     assert unscaled > 0.8 > 0.5 > scaled  # the page's claim: no scale -> weights on one position
-    at.radio(key="sdp_scale").set_value("temperature").run()
+    at.radio(key="sdp_scale").set_value("custom").run()
     at.select_slider(key="sdp_temp").set_value(64.0).run()
     assert_clean(at)
-    assert float(_metrics(at)["Scale used"]) == pytest.approx(1 / 64, rel=1e-3)
+    assert float(_metrics(at)["Scale factor 1/τ"]) == pytest.approx(1 / 64, rel=1e-3)
     at.select_slider(key="sdp_dk").set_value(4).run()
     assert_clean(at)
 
@@ -127,7 +129,7 @@ def test_tampered_mask_text_warns_and_falls_back(bad):
         {"sdp_dk": "13", "sdp_len": "999", "sdp_input": "evil", "sdp_seed": "NaN"},
         {"sdp_dk": "100000", "sdp_len": "-4", "sdp_scale": "bogus", "sdp_temp": "-1"},
         {"sdp_mask": "all", "sdp_pad": "1e9", "sdp_nw_h": "0", "sdp_nw_x0": "99"},
-        {"sdp_mask": "padding", "sdp_pad": "-3", "sdp_scale": EN["sdp.scale_temperature"], "sdp_temp": "1e9"},
+        {"sdp_mask": "padding", "sdp_pad": "-3", "sdp_scale": EN["sdp.scale_custom"], "sdp_temp": "1e9"},
     ],
 )
 def test_odd_url_values_never_break_the_page(params):
@@ -142,10 +144,10 @@ def test_troubleshooting_buttons_set_the_controls():
     assert at.radio(key="sdp_scale").value == "one"
     assert at.select_slider(key="sdp_dk").value == 512
     at.button(key="sdp_btn_loss_fix").click().run()
-    assert at.radio(key="sdp_scale").value == "sqrt"
+    assert at.radio(key="sdp_scale").value == "sqrt_dk"
     at.button(key="sdp_btn_peak_reproduce").click().run()
     assert_clean(at)
-    assert at.radio(key="sdp_scale").value == "temperature"
+    assert at.radio(key="sdp_scale").value == "custom"
     assert float(_metrics(at)["Mean largest weight"]) > 0.9
     at.button(key="sdp_btn_peak_fix").click().run()
     assert float(_metrics(at)["Mean largest weight"]) < 0.9
@@ -184,3 +186,76 @@ def test_mask_editor_helpers():
     assert apply_editor_edits("garbage", 4, {9: {"0": True}, 1: {"x": True}}, labels) == "1-3-7-f"
     with pytest.raises(ValueError, match="rows"):
         build_mask("custom", 4, 0, "1-3")
+
+
+def _specs(at) -> dict[str, str]:
+    """Every chart's Plotly spec by its element id (the id holds the key, e.g. ``sdp_fig_raw``)."""
+    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in at.get("plotly_chart")}
+
+
+def _texts_of(spec: str) -> str:
+    """The readable text of a Plotly spec (JSON escapes undone)."""
+    return json.dumps(json.loads(spec), ensure_ascii=False)
+
+
+def test_the_kernel_regression_fragment_moves_only_its_own_figure():
+    at = open_page(PAGE)
+    before = _specs(at)
+    assert "sdp_fig_nw_normalizers" in before
+    at.slider(key="sdp_nw_x0").set_value(-1.0).run()
+    assert_clean(at)
+    after = _specs(at)
+    assert after.keys() == before.keys()
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed == {"sdp_fig_nw_normalizers"}  # every other section's chart is left as it was
+
+
+def test_page_wide_controls_update_every_section_and_a_url_reproduces_the_view():
+    params = {"sdp_dk": "64", "sdp_scale": "one", "sdp_mask": "causal", "sdp_seed": "3", "sdp_len": "6"}
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    assert at.radio(key="sdp_scale").value == "one"
+    assert at.radio(key="sdp_mask").value == "causal"
+    view = _specs(at)
+    m = _metrics(at)
+    assert float(m["Temperature τ"]) == 1.0
+    # the same view built by moving the controls by hand
+    by_hand = open_page(PAGE)
+    by_hand.select_slider(key="sdp_dk").set_value(64).run()
+    by_hand.radio(key="sdp_scale").set_value("one").run()
+    by_hand.radio(key="sdp_mask").set_value("causal").run()
+    by_hand.number_input(key="sdp_seed").set_value(3).run()
+    by_hand.slider(key="sdp_len").set_value(6).run()
+    assert_clean(by_hand)
+    assert _specs(by_hand) == view
+    assert _metrics(by_hand)["Mean largest weight"] == m["Mean largest weight"]
+    # a page-wide control changes the pipeline, Q/K/V and the troubleshooting weights
+    by_hand.radio(key="sdp_mask").set_value("none").run()
+    changed = {k for k, v in _specs(by_hand).items() if view[k] != v}
+    assert {"sdp_fig_masked", "sdp_fig_weights", "sdp_fig_trouble_weights"} <= changed
+    assert "sdp_fig_nw_normalizers" not in changed
+
+
+def test_qkv_heatmaps_and_one_scale_convention():
+    at = open_page(PAGE, params={"sdp_dk": "16"})
+    spec = _texts_of(_specs(at)["sdp_fig_qkv"])
+    assert "Queries Q (L × 16)" in spec
+    assert "Values V (S × 4)" in spec
+    scaled = _texts_of(_specs(at)["sdp_fig_scaled"])
+    assert "÷ τ (τ = 4, × 0.25)" in scaled  # the heading's convention: scores ÷ τ, τ = √d_k
+    assert any(h.value.startswith("The pipeline: QKᵀ → ÷ τ") for h in at.header)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_language_switch_keeps_the_radio_selections(lang):
+    other = "zh" if lang == "en" else "en"
+    at = open_page(
+        PAGE, lang=lang, params={"sdp_scale": "custom", "sdp_mask": "causal", "sdp_input": "sentence_zh"}
+    )
+    assert_clean(at)
+    at.session_state["lang"] = other  # what clicking the sidebar's language switch does
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="sdp_scale").value == "custom"
+    assert at.radio(key="sdp_mask").value == "causal"
+    assert at.radio(key="sdp_input").value == "sentence_zh"

@@ -24,7 +24,7 @@ from core.attention import (
     scale_for,
     scaled_dot_product_attention,
 )
-from core.sentence import PAD, pad_tokens, sentence_qkv, sentence_tokens, token_embeddings, token_labels
+from core.tokens import PAD, pad_tokens, sentence_qkv, sentence_tokens, token_embeddings, token_labels
 
 F64 = torch.float64
 
@@ -262,13 +262,13 @@ def test_masked_softmax_without_mask_is_softmax():
 
 
 def test_scale_for_and_random_inputs():
-    assert scale_for("sqrt", 16) == 0.25
+    assert scale_for("sqrt_dk", 16) == 0.25
     assert scale_for("one", 16) == 1.0
-    assert scale_for("temperature", 16, 4.0) == 0.25
+    assert scale_for("custom", 16, 4.0) == 0.25
     with pytest.raises(ValueError, match="unknown scale"):
         scale_for("half", 16)
     with pytest.raises(ValueError, match="temperature"):
-        scale_for("temperature", 16, 0.0)
+        scale_for("custom", 16, 0.0)
     q, k, v = random_qkv(5, 8, 3, seed=1)
     assert (q.shape, k.shape, v.shape) == ((5, 8), (5, 8), (5, 3))
     q2, _, _ = random_qkv(5, 8, 3, seed=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.head_redundancy import redundancy_vs_heads
+from core.head_redundancy import points_from_json, points_to_json, redundancy_vs_heads
 
 
 def test_structure_and_invariants():
@@ -45,3 +45,12 @@ def test_zero_steps_reports_the_initial_model_twice_and_is_reproducible():
 def test_bad_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
         redundancy_vs_heads(**kwargs)
+
+
+def test_points_json_round_trip_and_bad_text():
+    curve = redundancy_vs_heads(8, [1, 2], seq_len=5, train_steps=3, seed=1)
+    assert points_from_json(points_to_json(curve.points)) == curve.points
+    with pytest.raises(ValueError, match="redundancy points"):
+        points_from_json('[{"n_heads": 1}]')
+    with pytest.raises(ValueError, match="redundancy points"):
+        points_from_json("not json")

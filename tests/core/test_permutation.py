@@ -10,7 +10,7 @@ from core.attention import causal_mask
 from core.multihead import MultiHeadAttention, seeded_multihead
 from core.permutation import make_permutation, permutation_experiment, permute_map
 from core.positional import positional_table
-from core.tokens_mh import input_tokens
+from core.tokens import input_tokens
 
 
 def _torch_maps(module: nn.MultiheadAttention, x: torch.Tensor, mask=None) -> torch.Tensor:

@@ -1,13 +1,17 @@
-"""Short built-in sentences with small deterministic token embeddings, so heatmaps have names.
+"""Token inputs of the attention pages: built-in sentences with deterministic embeddings, or
+random token vectors.
 
 Each token gets an embedding drawn from a generator seeded by the token's text (SHA-256), so the
 same word always has the same vector, in every run and on every machine, and a repeated word
 ("the", "小猫") has the *same* embedding: without positions, its rows of attention are identical
-(the post's section 3.3: attention alone has no sense of order). Queries, keys and values are
-the embeddings times random projections W_Q, W_K, W_V (seeded), as in a Transformer layer
-(the post's section 3.1: "Q, K, V usually come from three independent linear layers").
+(the post's section 3.3: attention alone has no sense of order). On the scaled dot-product page,
+queries, keys and values are the embeddings times random projections W_Q, W_K, W_V (seeded), as
+in a Transformer layer (the post's section 3.1: "Q, K, V usually come from three independent
+linear layers"); the multi-head page feeds the embeddings (or random vectors) to its module.
 
-Shapes: tokens (L,), embeddings (L, D), Q and K (L, D), V (L, Dv).
+Sentences: "the cat sat on the mat because the cat was tired" / "小猫 坐 在 垫子 上 ， 因为 小猫 累 了".
+
+Shapes: tokens (L,), embeddings (L, D), Q and K (L, D), V (L, Dv); T sequence length, d_model width.
 """
 
 from __future__ import annotations
@@ -101,3 +105,67 @@ def sentence_qkv(
     w_k = torch.randn(d_k, d_k, generator=gen, dtype=torch.float64) * std
     w_v = torch.randn(d_k, d_v, generator=gen, dtype=torch.float64) * std
     return x @ w_q, x @ w_k, x @ w_v  # (L, D) x (D, D) -> (L, D); (L, D) x (D, Dv) -> (L, Dv)
+
+
+# ------------------------------------------------------------------------------------------
+# The multi-head page's inputs
+# ------------------------------------------------------------------------------------------
+
+
+#: Longest random sequence the page may ask for.
+MAX_RANDOM_LENGTH = 32
+#: Widest embedding the page may ask for.
+MAX_D_MODEL = 256
+#: The choices the multi-head page offers.
+INPUT_KINDS = ("sentence", "random")
+
+
+def _check_d_model(d_model: int) -> None:
+    if not isinstance(d_model, int) or isinstance(d_model, bool) or not 1 <= d_model <= MAX_D_MODEL:
+        raise ValueError(f"d_model must be an integer in [1, {MAX_D_MODEL}], got {d_model!r}")
+
+
+def random_tokens(
+    length: int, d_model: int, seed: int, *, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
+    """``length`` independent standard-normal token vectors: (T=length, d_model).
+
+    Raises:
+        ValueError: if length is not in [1, MAX_RANDOM_LENGTH] or d_model not in [1, MAX_D_MODEL].
+    """
+    _check_d_model(d_model)
+    if not isinstance(length, int) or isinstance(length, bool) or not 1 <= length <= MAX_RANDOM_LENGTH:
+        raise ValueError(f"length must be an integer in [1, {MAX_RANDOM_LENGTH}], got {length!r}")
+    generator = torch.Generator().manual_seed(int(seed) + 1)  # +1: not the stream of the weights
+    return torch.randn(length, d_model, generator=generator, dtype=torch.float64).to(dtype)
+
+
+def input_tokens(
+    kind: str,
+    d_model: int,
+    seed: int,
+    *,
+    length: int = 8,
+    sentence: str = "en",
+    dtype: torch.dtype = torch.float64,
+) -> tuple[torch.Tensor, tuple[str, ...] | None]:
+    """Token vectors (T, d_model) and, for the sentence, its tokens (None for random vectors).
+
+    Args:
+        kind: ``"sentence"`` (``SENTENCES[sentence]``, embeddings that do not depend
+            on the seed) or ``"random"`` (``length`` standard-normal vectors drawn from ``seed``).
+        sentence: which built-in sentence (``"en"`` or ``"zh"``).
+
+    Raises:
+        ValueError: on an unknown kind or sentence, or sizes outside the caps.
+    """
+    _check_d_model(d_model)
+    if kind == "sentence":
+        if sentence not in SENTENCES:
+            raise ValueError(f"unknown sentence {sentence!r}; known: {sorted(SENTENCES)}")
+        tokens = sentence_tokens(sentence)
+        x = torch.from_numpy(token_embeddings(tokens, d_model))  # (T, d_model)
+        return x.to(dtype), tuple(tokens)
+    if kind == "random":
+        return random_tokens(length, d_model, seed, dtype=dtype), None
+    raise ValueError(f"unknown input {kind!r}; known: {list(INPUT_KINDS)}")

@@ -1,12 +1,11 @@
-"""core.tokens_mh: deterministic, capped inputs; repeated words share one vector."""
+"""core.tokens: deterministic, capped inputs; repeated words share one vector."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from core.sentence import SENTENCES
-from core.tokens_mh import MAX_D_MODEL, MAX_RANDOM_LENGTH, input_tokens, random_tokens
+from core.tokens import MAX_D_MODEL, MAX_RANDOM_LENGTH, SENTENCES, input_tokens, random_tokens
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
