@@ -4,11 +4,13 @@ A teacher's URL reproduces the exact view because each control here passes
 ``key=...`` and ``bind="query-params"``. Streamlit ignores (and removes from the URL) a query
 value that is out of range or not among the options, so a tampered URL falls back to defaults.
 
-Selection widgets (selectbox, radio) are written to the URL by Streamlit as their *displayed*
-label, which depends on the language. Links carry ``lang`` too, so they reproduce as made; and
-:func:`selectbox`/:func:`radio` also accept, from a URL, the stable option id
-(``?kr_kernel=gaussian``) or the label in any language, so a link keeps its meaning when the
-language changes.
+Selection widgets (selectbox, radio) are the exception: Streamlit's binding writes the
+*displayed* label to the URL (``?sdp_mask=因果``), which changes with the language, and after a
+language switch the browser sends the old label back, which the new language does not know (a
+blank control). :func:`selectbox` and :func:`radio` therefore keep the URL themselves: they write
+the option's stable id (``?sdp_mask=causal``), read an id or (old links) a label in any language,
+and re-assert the chosen option after a language switch. A link survives any number of switches
+and re-copies.
 
 Use these instead of calling ``st.slider`` & co. directly in pages. ``where`` is the container
 to draw into (``st.sidebar``, a column, ...); it defaults to the main area.
@@ -21,9 +23,15 @@ from typing import Any
 
 import streamlit as st
 
-from ui.i18n import LANGUAGES, load_catalogue, t, translator
+from ui.i18n import LANGUAGES, current_language, load_catalogue, t, translator
 
 BIND = "query-params"
+
+#: Session-state key of the options drawn last run, with their language: {key: (option, lang)}.
+_SHADOW = "_selection_shadow"
+
+#: Session-state key of {key: options} of every selection drawn (tests map labels back to ids).
+OPTIONS_SEEN = "_selection_options"
 
 #: Largest seed a seed control accepts (numpy and torch both take any value in this range).
 MAX_SEED = 2**31 - 1
@@ -43,25 +51,51 @@ def _labels_in_every_language(option: Any, option_prefix: str | None) -> set[str
     return names
 
 
-def _seed_selection_from_url(
-    key: str, options: Sequence[Any], option_prefix: str | None, format_func: Callable[[Any], str]
-) -> bool:
-    """Seed a selection widget from a URL value that Streamlit itself would not recognise.
+def option_from_url(raw: str | None, options: Sequence[Any], option_prefix: str | None = None) -> Any | None:
+    """The option a URL value names: its stable id, or (old links) its label in any language.
 
-    Streamlit recognises only the current language's label. On the first run of the widget, an
-    option id or a label in another language is mapped to its option and put in session state.
-    Returns True when it seeded (the caller then makes the seeded option the default too).
+    Returns None when ``raw`` names none of ``options`` (a tampered or stale link).
     """
-    if key in st.session_state:
-        return False
-    raw = st.query_params.get(key)
-    if raw is None or raw in {format_func(o) for o in options}:
-        return False
+    if raw is None:
+        return None
+    for option in options:
+        if raw == str(option):
+            return option
     for option in options:
         if raw in _labels_in_every_language(option, option_prefix):
-            st.session_state[key] = option
-            return True
-    return False
+            return option
+    return None
+
+
+def _sync_selection(key: str, options: Sequence[Any], option_prefix: str | None) -> None:
+    """Put the right option into session state *before* a selection widget is drawn.
+
+    - First draw in a session: the URL's value (an id, or a label in any language) seeds it.
+    - After a language switch: the browser still holds the widget's old *label*, which the new
+      language does not know, and Streamlit would show a blank control; the option remembered
+      from the last draw is written back, so the control shows it in the new language.
+    - A value that is not among the options (options changed) is dropped: the default applies.
+    """
+    shadow: dict[str, tuple[Any, str]] = st.session_state.setdefault(_SHADOW, {})
+    lang = current_language()
+    if key not in st.session_state:
+        chosen = option_from_url(st.query_params.get(key), options, option_prefix)
+        if chosen is not None:
+            st.session_state[key] = chosen
+    elif key in shadow and shadow[key][1] != lang and shadow[key][0] in options:
+        st.session_state[key] = shadow[key][0]
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def _write_selection(key: str, value: Any, default: Any) -> None:
+    """Write the chosen option's stable id to the URL (removed when it is the default)."""
+    st.session_state.setdefault(_SHADOW, {})[key] = (value, current_language())
+    if value is None or value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != str(value):
+        st.query_params[key] = str(value)
 
 
 def slider(
@@ -112,6 +146,43 @@ def select_slider(
     )
 
 
+def _selection(
+    kind: str,
+    label_key: str,
+    *,
+    key: str,
+    options: Sequence[Any],
+    index: int,
+    option_prefix: str | None,
+    format_func: Callable[[Any], str] | None,
+    help_key: str | None,
+    where: Any | None,
+    on_change: Callable[[], None] | None = None,
+    **extra: Any,
+) -> Any:
+    options = list(options)
+    if not 0 <= index < len(options):
+        raise ValueError(f"index {index} is out of range for {len(options)} options of {key!r}")
+    if format_func is None:
+        format_func = translator(option_prefix) if option_prefix else str
+    _sync_selection(key, options, option_prefix)
+    widget = getattr(_where(where), kind)
+    value = widget(
+        t(label_key),
+        options=options,
+        # a value in session state wins; passing its index would only log a duplication warning
+        index=0 if key in st.session_state else index,
+        format_func=format_func,
+        key=key,
+        help=t(help_key) if help_key else None,
+        on_change=on_change,
+        **extra,
+    )
+    _write_selection(key, value, options[index])
+    st.session_state.setdefault(OPTIONS_SEEN, {})[key] = tuple(options)
+    return value
+
+
 def selectbox(
     label_key: str,
     *,
@@ -122,25 +193,24 @@ def selectbox(
     format_func: Callable[[Any], str] | None = None,
     help_key: str | None = None,
     where: Any | None = None,
+    on_change: Callable[[], None] | None = None,
 ) -> Any:
-    """A bound selectbox over stable option ids.
+    """A selectbox over stable option ids, kept in the URL as the id (``?kr_kernel=gaussian``).
 
-    Options are stable ids (``"gaussian"``), shown as ``t(option_prefix + id)`` when
-    ``option_prefix`` is given, else through ``format_func``. A URL may name the option by id or
-    by its label in any language (see the module docstring).
+    Options are stable ids, shown as ``t(option_prefix + id)`` when ``option_prefix`` is given,
+    else through ``format_func``. See the module docstring for why this is not ``bind=``.
     """
-    if format_func is None:
-        format_func = translator(option_prefix) if option_prefix else str
-    seeded = _seed_selection_from_url(key, options, option_prefix, format_func)
-    return _where(where).selectbox(
-        t(label_key),
-        options=list(options),
-        # the seeded option as the default too: index=None would make the widget clearable
-        index=list(options).index(st.session_state[key]) if seeded else index,
-        format_func=format_func,
+    return _selection(
+        "selectbox",
+        label_key,
         key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
+        options=options,
+        index=index,
+        option_prefix=option_prefix,
+        format_func=format_func,
+        help_key=help_key,
+        where=where,
+        on_change=on_change,
     )
 
 
@@ -155,21 +225,21 @@ def radio(
     help_key: str | None = None,
     horizontal: bool = True,
     where: Any | None = None,
+    on_change: Callable[[], None] | None = None,
 ) -> Any:
-    """A bound radio group over stable option ids (see :func:`selectbox`)."""
-    if format_func is None:
-        format_func = translator(option_prefix) if option_prefix else str
-    seeded = _seed_selection_from_url(key, options, option_prefix, format_func)
-    return _where(where).radio(
-        t(label_key),
-        options=list(options),
-        # the seeded option as the default too: index=None would make the widget clearable
-        index=list(options).index(st.session_state[key]) if seeded else index,
-        format_func=format_func,
+    """A radio group over stable option ids, kept in the URL as the id (see :func:`selectbox`)."""
+    return _selection(
+        "radio",
+        label_key,
         key=key,
-        help=t(help_key) if help_key else None,
+        options=options,
+        index=index,
+        option_prefix=option_prefix,
+        format_func=format_func,
+        help_key=help_key,
+        where=where,
+        on_change=on_change,
         horizontal=horizontal,
-        bind=BIND,
     )
 
 

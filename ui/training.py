@@ -134,14 +134,13 @@ def preset_selector() -> str:
         if name is not None:
             st.session_state[PRESET_KEY] = name
             _write_preset(name, only_missing_from_url=True)
-    return st.selectbox(
-        t("tr.preset"),
+    return controls.selectbox(
+        "tr.preset",
+        key=PRESET_KEY,
         options=list(PRESETS),
         format_func=_labels("tr.preset_"),
-        key=PRESET_KEY,
-        help=t("tr.preset_help"),
+        help_key="tr.preset_help",
         on_change=_on_preset_change,
-        bind=controls.BIND,
     )
 
 

@@ -2,7 +2,9 @@
 
 Walks the rendered element tree of each page (default state) and checks each widget: it has a
 user key, and (unless it is a kind that cannot be bound: buttons, uploads, editors) its proto
-carries ``query_param_key == key``, which is what ``bind="query-params"`` sets.
+carries ``query_param_key == key``, which is what ``bind="query-params"`` sets. Radio groups and
+selectboxes keep the URL themselves (stable ids, see ``ui.controls``): they must have been drawn
+by ``ui.controls`` (which records them) and carry no Streamlit binding (which would write labels).
 """
 
 from __future__ import annotations
@@ -12,9 +14,14 @@ from streamlit.testing.v1.element_tree import Block, Widget
 
 from app import PAGES
 from tests.app.conftest import assert_clean, open_page
+from ui.controls import OPTIONS_SEEN
 
 #: Widget kinds Streamlit cannot bind to the URL; they still need a stable key.
 UNBINDABLE = {"button", "download_button", "file_uploader", "data_editor", "form_submit_button", "chat_input"}
+
+
+#: Widget kinds whose URL value ``ui.controls`` writes itself, as a stable id.
+SELF_SYNCED = {"radio", "selectbox"}
 
 
 def _widgets(node) -> list[Widget]:
@@ -36,6 +43,10 @@ def test_every_control_is_keyed_and_bound(page):
     for w in widgets:
         assert w.key, f"{w.type} {getattr(w, 'label', '')!r} has no key"
         if w.type in UNBINDABLE:
+            continue
+        if w.type in SELF_SYNCED:
+            assert w.key in at.session_state[OPTIONS_SEEN], f"{w.type} {w.key!r} not drawn by ui.controls"
+            assert not w.proto.query_param_key, f"{w.key!r} bound by Streamlit: the URL would get labels"
             continue
         bound = getattr(w.proto, "query_param_key", None)
         assert bound == w.key, f"{w.type} key={w.key!r} is not bound to the URL (bind='query-params')"
