@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.i18n import language_switch, t
-from ui.router import routed
+from ui.router import resolve_home_alias, routed
 
 ROOT = Path(__file__).resolve().parent
 
@@ -62,10 +62,26 @@ def main() -> None:
     st.set_page_config(page_title="Attention = Kernel Regression", page_icon="🔍", layout="wide")
     configure_torch_threads()
     language_switch()
-    page = st.navigation(build_pages(), position="sidebar", expanded=True)
+    resolve_home_alias()
+    pages = build_pages()
+    page = st.navigation(pages, position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))
     with routed():
         page.run()
+    next_lesson_link(pages, page)
+
+
+def next_lesson_link(pages: list[st.Page], current: st.Page) -> None:
+    """A link to the next page of the lesson at the bottom of every page (the last one: home)."""
+    index = next((i for i, p in enumerate(pages) if p.url_path == current.url_path), None)
+    if index is None:
+        return
+    st.divider()
+    if index + 1 < len(pages):
+        target = pages[index + 1]
+        st.page_link(target, label=t("common.next_lesson", title=target.title), icon=":material/arrow_forward:")
+    else:
+        st.page_link(pages[0], label=t("common.back_to_start"), icon=":material/restart_alt:")
 
 
 if __name__ == "__main__":

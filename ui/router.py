@@ -35,3 +35,25 @@ def ensure_routed() -> None:
 
     PagesManager.uses_pages_directory = False
     st.rerun()
+
+
+#: URL paths that name the start page. Streamlit serves the default page at ``/`` only, so
+#: ``/home`` (the path the README's table and the page's own ``url_path`` suggest) would show
+#: a "Page not found" pop-up.
+HOME_ALIASES = frozenset({"home", "index"})
+
+
+def resolve_home_alias() -> None:
+    """Make ``/home`` open the start page: called by ``app.main`` before ``st.navigation``.
+
+    Streamlit resolves the page from the URL path (``intended_page_name``); a path naming the
+    start page is cleared, so the default page is chosen without a not-found message.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    manager = ctx.pages_manager
+    if not manager.intended_page_script_hash and manager.intended_page_name in HOME_ALIASES:
+        manager.set_script_intent("", "")

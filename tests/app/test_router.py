@@ -42,3 +42,22 @@ def test_every_page_is_registered_and_exists():
     ]  # fmt: skip
     for script, *_ in PAGES:
         assert (ROOT / script).exists(), script
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("index", range(len(PAGES)))
+def test_every_page_ends_with_a_link_to_the_next_lesson(lang, index):
+    """Issue 13.7: the bottom of every page links to the next page of the lesson (last: home)."""
+    script = PAGES[index][0]
+    at = open_page(script.removeprefix("pages/").removesuffix(".py"), lang=lang)
+    assert_clean(at)
+    links = at.get("page_link")
+    assert links, "no page link on the page"
+    last = links[-1].proto
+    catalogue = load_catalogue(lang)
+    if index + 1 < len(PAGES):
+        _, next_path, next_title, _ = PAGES[index + 1]
+        assert last.label == catalogue["common.next_lesson"].format(title=catalogue[next_title])
+        assert last.page == next_path
+    else:
+        assert last.label == catalogue["common.back_to_start"]

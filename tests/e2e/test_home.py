@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception
+from tests.e2e.conftest import assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -47,4 +47,17 @@ def test_language_survives_page_switches_and_can_be_changed_back(page):
     page.wait_for_function(
         "(document.querySelector('h1')?.innerText || '').includes('Kernel')", timeout=60_000
     )
+    assert_no_exception(page)
+
+
+@pytest.mark.parametrize("path", ["home", "home?lang=zh"])
+def test_home_path_opens_the_start_page(page, app_url, path):
+    """Issue 13.3: ``/home`` opens the start page, with no "Page not found" pop-up."""
+    page.goto(f"{app_url}/{path}")
+    wait_for_app(page)
+    page.wait_for_timeout(600)  # the pop-up would come with the navigation message
+    heading = page.locator("h1").first.inner_text()
+    assert "Attention is kernel regression" in heading or "注意力就是核回归" in heading
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator('[role="dialog"]').count() == 0
     assert_no_exception(page)
