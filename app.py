@@ -79,7 +79,8 @@ def next_lesson_link(pages: list[st.Page], current: st.Page) -> None:
     st.divider()
     if index + 1 < len(pages):
         target = pages[index + 1]
-        st.page_link(target, label=t("common.next_lesson", title=target.title), icon=":material/arrow_forward:")
+        label = t("common.next_lesson", title=target.title)
+        st.page_link(target, label=label, icon=":material/arrow_forward:")
     else:
         st.page_link(pages[0], label=t("common.back_to_start"), icon=":material/restart_alt:")
 

@@ -683,7 +683,9 @@ def attention_summary(result: TrainResult, n_windows: int = 64) -> dict[str, flo
         ``recent3``: share of mass on the three newest positions (distances 0, 1, 2), averaged over
         layers, heads, queries and windows; ``recent3_uniform``: the same share for uniform
         attention (the reference); ``future``: share of mass on future keys (0 with the causal
-        mask); ``support``: mean effective number of attended keys per row.
+        mask) and ``future_uniform`` the same for uniform attention; ``ahead``: share on the key
+        at t + 1 (the query's own target; 0 with the mask) and ``ahead_uniform``; ``support``:
+        mean effective number of attended keys per row.
     """
     weights = validation_attention(result.model, result.data.val[:n_windows])
     T = weights.shape[-1]
@@ -694,6 +696,9 @@ def attention_summary(result: TrainResult, n_windows: int = 64) -> dict[str, flo
         "recent3": float(shares[zero : zero + 3].sum()),
         "recent3_uniform": float(uniform[zero : zero + 3].sum()),
         "future": float(shares[:zero].sum()),
+        "future_uniform": float(uniform[:zero].sum()),
+        "ahead": float(shares[zero - 1]) if T > 1 else 0.0,
+        "ahead_uniform": float(uniform[zero - 1]) if T > 1 else 0.0,
         "support": float(effective_support(weights).mean()),
     }
 

@@ -10,6 +10,7 @@ import time
 
 import streamlit as st
 
+from core import findings as verdicts
 from core.training import Findings, TrainResult
 from figures import training as figs
 from ui import controls
@@ -114,6 +115,11 @@ def render_controls_and_config():
     return config
 
 
+def _say(verdict: verdicts.Verdict) -> None:
+    """A verdict sentence, quoting the run's own numbers."""
+    st.markdown(t(verdict.key, **verdict.values))
+
+
 def render_findings(run: TrainResult) -> None:
     """The post's observations, measured on the current model."""
     found: Findings = ui_tr.findings(run)
@@ -150,13 +156,18 @@ def render_findings(run: TrainResult) -> None:
             x_title=t("tr.axis_distance"),
             y_title=t("tr.axis_share"),
         )
-        show_figure(fig, key="tr_distance_fig", look_for_key="tr.distance_look")
+        look = "tr.distance_look" if run.config.causal else "tr.distance_look_nomask"
+        show_figure(fig, key="tr_distance_fig", look_for_key=look)
     with col_numbers:
         a = found.attention
-        st.metric(t("tr.metric_recent3"), f"{a['recent3']:.0%}", help=t("tr.metric_recent3_help"))
-        st.metric(t("tr.metric_recent3_uniform"), f"{a['recent3_uniform']:.0%}")
+        if run.config.causal:
+            st.metric(t("tr.metric_recent3"), f"{a['recent3']:.0%}", help=t("tr.metric_recent3_help"))
+            st.metric(t("tr.metric_recent3_uniform"), f"{a['recent3_uniform']:.0%}")
+        else:
+            st.metric(t("tr.metric_ahead"), f"{a['ahead']:.0%}", help=t("tr.metric_ahead_help"))
+            st.metric(t("tr.metric_future"), f"{a['future']:.0%}", help=t("tr.metric_future_help"))
         st.metric(t("tr.metric_support"), f"{a['support']:.1f}", help=t("tr.metric_support_help"))
-        st.markdown(t(ui_tr.verdict_attention(found)))
+        _say(verdicts.attention_verdict(a, causal=run.config.causal))
 
     st.subheader(t("tr.shuffle_title"))
     st.markdown(t("tr.shuffle_intro"))
@@ -165,7 +176,7 @@ def render_findings(run: TrainResult) -> None:
     cols[0].metric(t("tr.metric_ordered"), f"{s['ordered']:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s['shuffled']:.3g}")
     cols[2].metric(t("tr.metric_ratio"), f"×{s['ratio']:.2f}")
-    st.markdown(t(ui_tr.verdict_shuffle(found, run.config), ratio=s["ratio"]))
+    _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
 
     st.subheader(t("tr.leak_title"))
     st.markdown(t("tr.leak_intro"))
@@ -174,13 +185,12 @@ def render_findings(run: TrainResult) -> None:
     cols[1].metric(t("tr.metric_prefix"), f"{found.prefix_error:.3g}", help=t("tr.metric_prefix_help"))
     cols[2].metric(t("tr.metric_rollout"), f"{found.rollout['model']:.3g}", help=t("tr.metric_rollout_help"))
     cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout['last_value']:.3g}")
-    st.markdown(
-        t(
-            ui_tr.verdict_leak(found, run.config),
-            leak=found.prefix_error / found.val_loss if found.val_loss > 0 else float("inf"),
-            optimum=run.baselines["optimum"],
+    _say(
+        verdicts.leak_verdict(
+            found.val_loss, found.prefix_error, run.baselines["optimum"], causal=run.config.causal
         )
     )
+    _say(verdicts.rollout_verdict(found.rollout))
 
     st.subheader(t("tr.diagnostics_title"))
     st.markdown(t("tr.diagnostics_intro"))

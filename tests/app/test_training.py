@@ -254,3 +254,30 @@ def test_many_heads_train_and_draw():
     assert run.config.n_heads == 32
     assert run.config.diversity_weight == 1.0
     assert run.epochs_done == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("causal", ["true", "false"])
+def test_verdicts_match_the_run_on_screen(lang, causal):
+    """Issue 13.2: without the mask the page never claims recency; sentences quote this run."""
+    at = open_page("training", lang=lang, params=TINY | {"tr_causal": causal})
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    run = _run(at)
+    assert run.config.causal is (causal == "true")
+    from core import findings as verdicts
+
+    found = _live(at).findings[1]  # what the page measured and showed
+    cat = load_catalogue(lang)
+    text = "\n".join(m.value for m in at.markdown)
+    attention = verdicts.attention_verdict(found.attention, causal=run.config.causal)
+    assert cat[attention.key].format(**attention.values) in text
+    recent_keys = ("tr.verdict_recent_yes", "tr.verdict_recent_no")
+    if not run.config.causal:
+        assert not any(cat[k].split("{")[0] in text for k in recent_keys)
+        assert f"{found.attention['ahead']:.0%}" in text
+    rollout = verdicts.rollout_verdict(found.rollout)
+    assert cat[rollout.key].format(**rollout.values) in text
+    worse = found.rollout["model"] > found.rollout["last_value"]
+    assert (cat["tr.verdict_rollout_worse"].split("{")[0] in text) is worse
