@@ -736,7 +736,7 @@ class Findings:
 
 
 def measure_findings(result: TrainResult, n_windows: int = 256) -> Findings:
-    """Measure the post's observations on a run (about a second for the default config).
+    """Measure the post's observations on a run (~0.3 s for the default config, ~0.7 s without the mask).
 
     Args:
         result: a run (trained or not).
@@ -754,9 +754,12 @@ def measure_findings(result: TrainResult, n_windows: int = 256) -> Findings:
             keep = distances >= 0
             distances, shares, uniform = distances[keep], shares[keep], uniform[keep]
         example = fixed_example(result.data)
+        val_loss = validation_loss(model, val)
         return Findings(
-            val_loss=validation_loss(model, val),
-            prefix_error=prefix_one_step_error(model, val),
+            val_loss=val_loss,
+            # Under the causal mask the honest error is the teacher-forced loss exactly (the mask
+            # already hides the future): skip its T forward passes (~0.4 s) and reuse the loss.
+            prefix_error=val_loss if result.config.causal else prefix_one_step_error(model, val),
             rollout=rollout_error(model, val, context),
             shuffle=evaluate_shuffled(model, val, seed=result.config.seed),
             attention=attention_summary(result),

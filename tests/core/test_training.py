@@ -349,3 +349,14 @@ def test_findings_bundle(post_run):
     assert found.example_rollout.shape == (T + 1 - found.context,)
     assert [d.id for d in found.diagnostics] == list(tr.DIAGNOSTICS)
     assert all(d.level in ("green", "amber", "red") for d in found.diagnostics)
+    # the shortcut under the mask (prefix error = teacher-forced loss) agrees with the T passes
+    val = post_run.data.val[:64]
+    assert found.prefix_error == pytest.approx(tr.prefix_one_step_error(post_run.model, val), rel=1e-4)
+
+
+@pytest.mark.slow
+def test_findings_measure_the_honest_error_without_the_mask(no_mask_run):
+    found = tr.measure_findings(no_mask_run, n_windows=64)
+    val = no_mask_run.data.val[:64]
+    assert found.prefix_error == pytest.approx(tr.prefix_one_step_error(no_mask_run.model, val), rel=1e-6)
+    assert found.prefix_error > 3 * found.val_loss
