@@ -80,12 +80,16 @@ def _steps(length: int, step_std: float, momentum: float, generator: torch.Gener
     noise = torch.randn(length + 1, generator=generator, dtype=torch.float64) * step_std  # (length + 1,)
     if momentum == 0.0:
         return noise[1:]
-    steps = torch.empty(length, dtype=torch.float64)
-    previous = float(noise[0]) / math.sqrt(1.0 - momentum**2)  # stationary: Var = s² / (1 - m²)
-    for t in range(length):  # a few thousand scalar steps: fast enough, and exact
-        previous = momentum * previous + float(noise[t + 1])
+    # A plain Python loop over Python floats (the same float64 arithmetic as on tensors, bit for
+    # bit): indexing a tensor element by element costs ~1 µs a step, this ~0.1 µs, so a new
+    # config's data is ready in a few ms (the training page previews it before any run).
+    e = noise.tolist()
+    steps = [0.0] * length
+    previous = e[0] / math.sqrt(1.0 - momentum**2)  # stationary: Var = s² / (1 - m²)
+    for t in range(length):
+        previous = momentum * previous + e[t + 1]
         steps[t] = previous
-    return steps
+    return torch.tensor(steps, dtype=torch.float64)
 
 
 def random_walk_dataset(
@@ -286,6 +290,18 @@ def attention_snapshot(model: ToyTransformer, window: torch.Tensor) -> np.ndarra
     return weights[:, 0].numpy().astype(np.float16)
 
 
+def run_data(config: TransformerConfig) -> RandomWalkData:
+    """The seeded train and validation windows a run with ``config`` trains and validates on."""
+    return random_walk_dataset(
+        config.n_train,
+        config.n_val,
+        config.seq_len,
+        step_std=config.step_std,
+        momentum=config.momentum,
+        seed=config.seed,
+    )
+
+
 def start_run(config: TransformerConfig) -> TrainResult:
     """A fresh, untrained run: data, model, optimiser, baselines and the epoch-0 evaluation.
 
@@ -298,14 +314,7 @@ def start_run(config: TransformerConfig) -> TrainResult:
     if not isinstance(config, TransformerConfig):
         raise ValueError(f"expected a TransformerConfig, got {type(config).__name__}")
     started = time.perf_counter()
-    data = random_walk_dataset(
-        config.n_train,
-        config.n_val,
-        config.seq_len,
-        step_std=config.step_std,
-        momentum=config.momentum,
-        seed=config.seed,
-    )
+    data = run_data(config)
     model = ToyTransformer(config)
     model.train()
     result = TrainResult(
@@ -322,6 +331,62 @@ def start_run(config: TransformerConfig) -> TrainResult:
     result._add_snapshot(0, attention_snapshot(model, fixed_example(data)))
     result.setup_seconds = time.perf_counter() - started
     return result
+
+
+#: Training windows a :class:`Preview` holds.
+PREVIEW_WALKS = 5
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a run with a config starts from, before it starts: a page shows it ahead of training.
+
+    Every array is what :func:`start_run` would make for the same config: the same seeded data,
+    the same initial weights (so ``attention`` is the run's epoch-0 snapshot, bit for bit) and
+    the same baselines. No optimiser, no validation loss: building one costs a few ms.
+
+    Attributes:
+        config: the config previewed.
+        walks: (K, T + 1) training windows, K = ``min(PREVIEW_WALKS, N_train)``, evenly spaced
+            over the training walk (so they hardly overlap); ``walk_index`` (K,) their rows in
+            the run's training windows.
+        example: (T + 1,) the fixed validation window the attention maps are recorded on.
+        attention: (n_layers, H, T, T) float16, the untrained model's attention on ``example``
+            (equal to ``start_run(config).snapshots[0]``).
+        baselines: ``mean``, ``last_value`` and ``optimum`` validation MSE (:func:`baseline_losses`),
+            equal to ``start_run(config).baselines``.
+    """
+
+    config: TransformerConfig
+    walks: np.ndarray
+    walk_index: np.ndarray
+    example: np.ndarray
+    attention: np.ndarray
+    baselines: dict[str, float]
+
+
+def preview(config: TransformerConfig) -> Preview:
+    """The data, the untrained model's attention and the baselines of a run not started yet.
+
+    Raises:
+        ValueError: if ``config`` is not a :class:`TransformerConfig`.
+    """
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"expected a TransformerConfig, got {type(config).__name__}")
+    with one_thread():
+        data = run_data(config)
+        model = ToyTransformer(config)  # seeded from config.seed exactly as start_run builds it
+        example = fixed_example(data)
+        n = data.train.shape[0]
+        index = np.unique(np.linspace(0, n - 1, min(PREVIEW_WALKS, n)).round().astype(int))  # (K,)
+        return Preview(
+            config=config,
+            walks=data.train[torch.as_tensor(index)].numpy(),
+            walk_index=index,
+            example=example.numpy(),
+            attention=attention_snapshot(model, example),
+            baselines=baseline_losses(data.val, config.momentum),
+        )
 
 
 def _on_one_thread(fn: Callable) -> Callable:

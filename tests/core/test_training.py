@@ -70,6 +70,18 @@ def test_steps_have_the_requested_std_and_correlation(momentum):
     assert steps.std() == pytest.approx(stationary_std, rel=0.05)
 
 
+def test_steps_equal_the_recursion_written_out():
+    """The AR(1) steps, brute force from the same seeded noise (the page's preview relies on it)."""
+    length, m, s = 300, 0.7, 0.05
+    noise = torch.randn(length + 1, generator=torch.Generator().manual_seed(4), dtype=torch.float64) * s
+    d = [noise[0].item() / math.sqrt(1 - m * m)]
+    for t in range(length):
+        d.append(m * d[-1] + noise[t + 1].item())
+    got = tr._steps(length, s, m, torch.Generator().manual_seed(4))
+    assert got.dtype == torch.float64
+    assert got.tolist() == d[1:]
+
+
 @pytest.mark.parametrize(
     "kwargs", [{"n_train": 0}, {"seq_len": -1}, {"step_std": 0.0}, {"momentum": 1.0}, {"momentum": -0.1}]
 )
@@ -258,6 +270,45 @@ def test_constant_outputs_are_flagged():
     levels = {d.id: (d.level, d.value) for d in tr.diagnose(run)}
     assert levels["constant_output"][0] == "red"
     assert levels["constant_output"][1] == pytest.approx(1.0)
+
+
+# --- preview (the page before training) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        TransformerConfig(),
+        TransformerConfig(seed=7, momentum=0.0, causal=False),
+        TransformerConfig(n_layers=2, n_heads=8, attn_dropout=0.3, positional="learned", seq_len=16),
+        TINY,
+    ],
+    ids=["post", "plain_walk_no_mask", "two_layers_dropout", "tiny"],
+)
+def test_preview_is_what_start_run_starts_from(config):
+    """Walks, epoch-0 attention and baselines equal those of a run started with the same config."""
+    shown = tr.preview(config)
+    run = tr.start_run(config)
+    T = config.seq_len
+    assert shown.walks.shape == (tr.PREVIEW_WALKS, T + 1)
+    np.testing.assert_array_equal(shown.walks, run.data.train[torch.as_tensor(shown.walk_index)].numpy())
+    assert shown.walk_index[0] == 0 and shown.walk_index[-1] == config.n_train - 1  # noqa: PT018
+    np.testing.assert_array_equal(shown.example, tr.fixed_example(run.data).numpy())
+    assert shown.attention.dtype == np.float16
+    assert shown.attention.shape == (config.n_layers, config.n_heads, T, T)
+    np.testing.assert_array_equal(shown.attention, run.snapshots[0])
+    assert shown.baselines == run.baselines
+    assert shown.config == config
+
+
+def test_preview_changes_with_the_seed_and_rejects_other_objects():
+    a, b = tr.preview(TINY), tr.preview(TINY.replace(seed=1))
+    assert not np.array_equal(a.walks, b.walks)
+    assert not np.array_equal(a.attention, b.attention)
+    # the number of epochs is not part of what a run starts from
+    np.testing.assert_array_equal(a.walks, tr.preview(TINY.replace(epochs=9)).walks)
+    with pytest.raises(ValueError, match="TransformerConfig"):
+        tr.preview({"seed": 0})
 
 
 def test_presets_are_valid_and_change_what_they_say():
