@@ -1,4 +1,4 @@
-"""Figures of the training page: loss curves, per-head attention maps, predictions, distances.
+"""Figures of the training page: the data, loss curves, per-head attention maps, predictions, distances.
 
 Pure Plotly builders: arrays and already-translated strings in, ``go.Figure`` out. The loss
 curves and the attention maps are rebuilt after every epoch while a model trains, so they are
@@ -20,6 +20,8 @@ from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layo
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
 BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
+#: Colours of the training windows in :func:`walks_plot` (orange and black mark the example).
+_WALK_COLORS = [PALETTE[i] for i in (0, 2, 3, 5, 4)]
 _GRID = "#EBF0F8"
 #: The few parts of plotly_white the live figures need, inline (cheap to validate and to send).
 _LIGHT_TEMPLATE = {
@@ -234,6 +236,77 @@ def attention_heads(
         "colorbar": {"title": {"text": colorbar_title}, "thickness": 14},
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+def walks_plot(
+    walks: np.ndarray,
+    example: np.ndarray,
+    *,
+    names: Mapping[str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 420,
+) -> go.Figure:
+    """The task's data: a few training windows and the validation window the attention maps read.
+
+    Each window is drawn against its position t = 0..T (every window starts at 0). The validation
+    window's last value is marked: the next value, what the model must predict from the values
+    before it.
+
+    Args:
+        walks: (K, T + 1) training windows, one faint line each (one legend entry for all).
+        example: (T + 1,) the validation window, drawn bold.
+        names: legend names ``train``, ``example`` and ``target``.
+
+    Raises:
+        ValueError: if walks is not (K, T + 1) with the example's T + 1.
+    """
+    walks = np.asarray(walks, dtype=float)
+    example = np.asarray(example, dtype=float)
+    if walks.ndim != 2 or example.ndim != 1 or walks.shape[1] != example.shape[0]:
+        raise ValueError(f"walks must be (K, T + 1) and example (T + 1,), got {walks.shape}, {example.shape}")
+    positions = np.arange(example.shape[0])  # (T + 1,)
+    fig = go.Figure()
+    for k, walk in enumerate(walks):
+        fig.add_trace(
+            go.Scatter(
+                x=positions,
+                y=walk,
+                mode="lines",
+                name=names["train"],
+                legendgroup="train",
+                showlegend=k == 0,
+                line={"color": _WALK_COLORS[k % len(_WALK_COLORS)], "width": 2},
+                opacity=0.6,
+                hovertemplate=f"{names['train']} {k + 1}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=positions[:-1],
+            y=example[:-1],
+            mode="lines+markers",
+            name=names["example"],
+            line={"color": "#000000", "width": 3},
+            marker={"size": 5},
+            hovertemplate="t = %{x}: %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=positions[-2:],
+            y=example[-2:],
+            mode="lines+markers",
+            name=names["target"],
+            line={"color": PALETTE[1], "width": 3, "dash": "dot"},
+            marker={"size": [0, 14], "symbol": "star", "color": PALETTE[1]},
+            hovertemplate=f"{names['target']}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title)
+    return base_layout(fig, title=title, height=height)
 
 
 def prediction_plot(

@@ -80,3 +80,30 @@ def test_diagnostics_table_rows_and_levels():
     headers = {c: c for c in ("status", "symptom", "measure", "remedy")}
     with pytest.raises(ValueError, match="level"):
         figs.diagnostics_table([{**rows[0], "level": "blue"}], headers=headers)
+
+
+def test_walks_plot_draws_every_window_and_marks_the_next_value():
+    rng = np.random.default_rng(0)
+    walks, example = rng.normal(size=(5, 9)).cumsum(1), rng.normal(size=9).cumsum()
+    names = {"train": "tr", "example": "ex", "target": "next"}
+    fig = figs.walks_plot(walks, example, names=names, title="data", x_title="t", y_title="x")
+    train = [trace for trace in fig.data if trace.name == "tr"]
+    assert len(train) == 5
+    assert [trace.showlegend for trace in train] == [True, False, False, False, False]  # one legend entry
+    for trace, walk in zip(train, walks, strict=True):
+        np.testing.assert_array_equal(trace.x, np.arange(9))
+        np.testing.assert_allclose(trace.y, walk)
+    (shown,) = [trace for trace in fig.data if trace.name == "ex"]
+    np.testing.assert_allclose(shown.y, example[:-1])  # the inputs ...
+    (target,) = [trace for trace in fig.data if trace.name == "next"]
+    assert list(target.x) == [7, 8]  # ... and the value they must predict, marked
+    np.testing.assert_allclose(target.y, example[-2:])
+    assert fig.layout.xaxis.title.text == "t"
+
+
+def test_walks_plot_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="walks"):
+        figs.walks_plot(
+            np.zeros((3, 5)), np.zeros(6), names={"train": "", "example": "", "target": ""}, title="",
+            x_title="", y_title="",
+        )  # fmt: skip
