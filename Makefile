@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test lint format test-core test-app test-e2e bench screenshots docker-lint clean
+.PHONY: run serve test lint format test-core test-app test-e2e bench screenshots docker-lint clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 run: $(VENV)/.runtime-installed
 	@echo "Serving the app on http://localhost:$(PORT) (Ctrl+C to stop)"
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address localhost
+
+# The app on every core: REPLICAS app processes (default: the core count) behind HAProxy, with
+# cookie affinity and health checks, on http://<this host>:8080 (PORT=... to change). Needs
+# `apt-get install haproxy`. Ctrl+C stops every process it started. See deploy/serve.py.
+serve: $(VENV)/.runtime-installed
+	$(PY) deploy/serve.py --port $(if $(filter file,$(origin PORT)),8080,$(PORT))$(if $(REPLICAS), --replicas $(REPLICAS))
 
 lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check .
