@@ -61,6 +61,7 @@ def build_pages() -> list[st.Page]:
 def main() -> None:
     st.set_page_config(page_title="Attention = Kernel Regression", page_icon="🔍", layout="wide")
     configure_torch_threads()
+    st.html(ROOT / "assets" / "app.css")  # style only: sent to the event container, takes no space
     language_switch()
     resolve_home_alias()
     pages = build_pages()

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap, log_axis
 
 #: Cells get their value written in them up to this many rows/columns.
 MAX_ANNOTATED = 12
@@ -216,15 +216,11 @@ def line_figure(
              "text": vline_text, "showarrow": False, "xanchor": "right", "yanchor": "bottom",
              "font": {"size": 13, "color": "#555"}}
         )  # fmt: skip
-    xaxis: dict = {"title": {"text": x_title}, "type": "log" if log_x else None}
+    xaxis: dict = {"title": {"text": x_title}, **(log_axis(x) if log_x else {})}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
         xs = np.asarray(x, dtype=float)
         xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
-    yaxis = {
-        "title": {"text": y_title},
-        "type": "log" if log_y else None,
-        "exponentformat": "power" if log_y else None,
-    }
+    yaxis = {"title": {"text": y_title}, **(log_axis(*series.values()) if log_y else {})}
     layout = {
         "xaxis": xaxis,
         "yaxis": yaxis,

@@ -33,11 +33,54 @@ def _register_house_template() -> None:
     house = go.layout.Template(pio.templates["plotly_white"])
     house.layout.font = {"size": BASE_FONT_SIZE}
     house.layout.legend = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
+    # Plotly's toolbar appears at the top right on hover: titles start at the left edge of the
+    # plot and the toolbar stands vertically at the right edge, so it never covers a title.
+    # The title hangs from the top edge, clear of a legend drawn just above the plot.
+    house.layout.title = {"x": 0, "xanchor": "left", "xref": "paper", "y": 1, "yref": "container",
+                          "yanchor": "top", "pad": {"t": 12}}  # fmt: skip
+    house.layout.modebar = {"orientation": "v"}
     pio.templates[HOUSE_TEMPLATE] = house
     pio.templates.default = HOUSE_TEMPLATE
 
 
 _register_house_template()
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _tick_text(value: float) -> str:
+    """A log-axis tick as a full number: 0.02, 5, 300; 2×10⁻⁵ outside [0.001, 1e5)."""
+    exponent = int(np.floor(np.log10(value) + 1e-9))
+    mantissa = round(value / 10.0**exponent, 6)
+    if -3 <= exponent < 5:
+        return f"{value:.{max(0, -exponent)}f}"
+    power = str(exponent).translate(_SUPERSCRIPT)
+    return f"10{power}" if mantissa == 1 else f"{mantissa:g}×10{power}"
+
+
+def log_axis(*values: Sequence[float] | np.ndarray | float) -> dict:
+    """Settings for a log axis on which every labelled tick reads as a full number.
+
+    Plotly labels a log axis's minor ticks with bare mantissas ("0.01, 2, 5, 0.1"); here each tick
+    has its value written out. Ticks are 1-2-5 per decade when the data span at most three
+    decades, one per decade beyond that.
+
+    Args:
+        values: the data on the axis (arrays or scalars); non-positive and NaN values are ignored.
+
+    Returns:
+        ``{"type": "log", "tickvals": [...], "ticktext": [...]}`` for ``update_xaxes`` / a layout.
+    """
+    data = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in values]) if values else np.array([])
+    data = data[np.isfinite(data) & (data > 0)]
+    if data.size == 0:
+        return {"type": "log"}
+    low, high = int(np.floor(np.log10(data.min()))), int(np.ceil(np.log10(data.max())))
+    mantissas = (1, 2, 5) if high - low <= 3 else (1,)
+    # one decade of ticks beyond the data on each side: Plotly shows only those in range
+    ticks = [m * 10.0**e for e in range(low - 1, high + 2) for m in mantissas]
+    return {"type": "log", "tickvals": ticks, "ticktext": [_tick_text(v) for v in ticks]}
 
 
 def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, log_axis
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -112,8 +112,8 @@ def loglog_figure(
             yanchor="bottom",
             font={"size": 13, "color": "#555"},
         )
-    fig.update_xaxes(title=x_title, type="log")
-    fig.update_yaxes(title=y_title, type="log", exponentformat="power")
+    fig.update_xaxes(title=x_title, **log_axis(xs))
+    fig.update_yaxes(title=y_title, **log_axis(*series.values()))
     return _legend_below(base_layout(fig, title=title, height=height))
 
 
@@ -138,7 +138,7 @@ def share_figure(
                 line={"color": PALETTE[i % len(PALETTE)], "width": 3},
             )
         )
-    fig.update_xaxes(title=x_title, type="log")
+    fig.update_xaxes(title=x_title, **log_axis(x))
     fig.update_yaxes(title=y_title, range=[-2, 102], ticksuffix="%")
     return _legend_below(base_layout(fig, title=title, height=height))
 
@@ -250,6 +250,6 @@ def cost_figure(
             yanchor="top",
             font={"size": 13, "color": PALETTE[(j + 1) % len(PALETTE)]},
         )
-    fig.update_xaxes(title=x_title, type="log")
-    fig.update_yaxes(title=y_title, type="log", exponentformat="power")
+    fig.update_xaxes(title=x_title, **log_axis(*lengths.values()))
+    fig.update_yaxes(title=y_title, **log_axis(*values.values()))
     return _legend_below(base_layout(fig, title=title, height=height))

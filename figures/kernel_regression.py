@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, WEIGHT_COLORSCALE, base_layout, heatmap
+from figures.common import PALETTE, WEIGHT_COLORSCALE, base_layout, heatmap, log_axis
 
 DATA_COLOR = "#7f7f7f"
 TRUTH_COLOR = PALETTE[2]
@@ -346,8 +346,8 @@ def cv_figure(
             line={"color": DATA_COLOR, "width": 2, "dash": "dot"},
         )
     )
-    fig.update_xaxes(title=x_title, type="log", dtick="D2")  # label 1, 2, 5 of each decade
-    fig.update_yaxes(title=y_title, type="log", dtick="D2")
+    fig.update_xaxes(title=x_title, **log_axis(hs))  # 0.01, 0.02, 0.05, 0.1: full numbers
+    fig.update_yaxes(title=y_title, **log_axis(cv))
     base_layout(fig, title=title, height=height)
     fig.update_layout(margin={"t": 100})  # room for the title above the legend
     return fig

@@ -319,7 +319,7 @@ def dk_section(c: ua.SdpControls) -> None:
             cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
         )
     )
-    st.dataframe(ua.dk_table(e), key="sdp_dk_table", width="stretch")
+    st.table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
 
 
 def nan_section(s: ua.SdpSetup) -> None:
@@ -369,8 +369,8 @@ def normalizer_section(s: ua.SdpSetup) -> None:
     st.header(t("sdp.sparse_title"))
     st.markdown(t("sdp.sparse_body"))
     st.latex(
-        r"\mathrm{sparsemax}(z)_j=\max(z_j-\tau,0),\quad \sum_j \max(z_j-\tau,0)=1;\qquad"
-        r"\mathrm{entmax}_{1.5}(z)_j=\max(z_j/2-\tau,0)^2"
+        r"\mathrm{sparsemax}(z)_j=\max(z_j-\theta,0),\quad \sum_j \max(z_j-\theta,0)=1;\qquad"
+        r"\mathrm{entmax}_{1.5}(z)_j=\max(z_j/2-\theta,0)^2"
     )
     res = ua.normalizer_weights(s.inputs, s.mask, s.scale)
     names = {r.name: t(f"sdp.norm_{r.name}") for r in res}

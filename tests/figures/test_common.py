@@ -1,0 +1,63 @@
+"""The shared figure helpers: log axes whose every tick reads as the number it marks."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from figures.common import base_layout, log_axis
+from figures.kernel_regression import cv_figure
+
+_SUPERSCRIPTS = dict(zip("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789", strict=True))
+
+
+def _parse(text: str) -> float:
+    """Read a tick label back as a number: '0.02', '300', '10⁻⁵', '2×10⁻⁵'."""
+    match = re.fullmatch(r"(?:([\d.]+)×)?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
+    if match:
+        exponent = int("".join(_SUPERSCRIPTS[c] for c in match.group(2)))
+        return float(match.group(1) or 1) * 10.0**exponent
+    return float(text)
+
+
+@pytest.mark.parametrize(
+    "data", [[0.013, 0.9], [1e-6, 3e2], [0.5, 0.51], [2e-5, 7e-5], [1, 10_000], [0.001, 0.002]]
+)
+def test_every_log_tick_is_labelled_with_its_own_value(data):
+    axis = log_axis(np.array(data))
+    assert axis["type"] == "log"
+    labels = [_parse(text) for text in axis["ticktext"]]
+    np.testing.assert_allclose(labels, axis["tickvals"], rtol=1e-9)
+    inside = [v for v in axis["tickvals"] if min(data) <= v <= max(data)]
+    decades = np.log10(max(data)) - np.log10(min(data))
+    if decades >= 1:
+        assert len(inside) >= 2  # at least two labelled ticks across the data
+
+
+def test_log_axis_ignores_what_a_log_axis_cannot_show():
+    axis = log_axis(np.array([np.nan, 0.0, -1.0, 0.1, 1.0]))
+    assert min(axis["tickvals"]) > 0
+    assert log_axis(np.array([np.nan, -1.0])) == {"type": "log"}
+
+
+def test_cv_plot_has_no_bare_minor_tick_labels():
+    hs = np.geomspace(0.01, 1.0, 40)
+    cv = 0.05 + (np.log(hs) + 2) ** 2 / 50
+    names = {"title": "t", "x_title": "h", "y_title": "CV", "curve_name": "CV", "star_name": "h*"}
+    fig = cv_figure(hs, cv, h_star=0.15, cv_star=float(cv.min()), h_current=0.3, current_name="h", **names)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert axis.type == "log"
+        labels = [_parse(text) for text in axis.ticktext]
+        np.testing.assert_allclose(labels, axis.tickvals, rtol=1e-9)
+    assert {"0.01", "0.02", "0.05", "0.1"} <= set(fig.layout.xaxis.ticktext)
+
+
+def test_titles_sit_left_of_the_vertical_toolbar():
+    fig = base_layout(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), title="A long title")
+    template = fig.layout.template.layout
+    assert template.title.xanchor == "left"
+    assert template.title.x == 0
+    assert template.modebar.orientation == "v"
