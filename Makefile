@@ -53,6 +53,11 @@ test-e2e: $(VENV)/.dev-installed
 bench: $(VENV)/.dev-installed
 	$(PY) -m benchmarks
 
+# Only the classroom load run (30 students, 60 s, own server); part of `make bench` too.
+.PHONY: bench-load
+bench-load: $(VENV)/.dev-installed
+	$(PY) -m benchmarks load
+
 screenshots: $(VENV)/.dev-installed
 	$(PY) -m tests.e2e.screenshots --out screenshots
 
