@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    subprocess.run([sys.executable, "-m", "benchmarks.load", *argv], cwd=ROOT, check=True)
+    returncode = subprocess.run([sys.executable, "-m", "benchmarks.load", *argv], cwd=ROOT).returncode
+    if returncode:
+        raise SystemExit(returncode)
 
 
 if __name__ == "__main__":
