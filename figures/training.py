@@ -20,8 +20,6 @@ from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layo
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
 BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
-#: Colours of the training windows in :func:`walks_plot` (orange and black mark the example).
-_WALK_COLORS = [PALETTE[i] for i in (0, 2, 3, 5, 4)]
 _GRID = "#EBF0F8"
 #: The few parts of plotly_white the live figures need, inline (cheap to validate and to send).
 _LIGHT_TEMPLATE = {
@@ -128,6 +126,8 @@ def loss_curves(
     layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 130}
     layout["xaxis"] = {"title": {"text": x_title}, "range": [-0.3, max_epochs + 0.3]}
     layout["yaxis"] = {"title": {"text": y_title}, "type": "log" if log_y else "linear"}
+    if log_y:
+        layout["yaxis"]["dtick"] = "D2"  # labels at 1, 2, 5 x 10^k: every digit crowds a short axis
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -140,6 +140,7 @@ def attention_heads(
     y_title: str,
     colorbar_title: str,
     cols: int | None = None,
+    row_height: int | None = None,
     zmax: float = 1.0,
 ) -> go.Figure:
     """One heatmap per head, rows = queries (top = position 0), columns = keys.
@@ -148,6 +149,8 @@ def attention_heads(
         weights: (H, L, S) attention weights of one example and layer.
         head_titles: H titles (e.g. "head 1").
         cols: heads per row (default: up to 4, 8 for more than 8 heads).
+        row_height: px per row of heads (default 300, 170 with more than 4 heads per row); the
+            figure is ~130 px taller for its title and axis labels.
         zmax: top of the shared colour scale (weights are in [0, 1]).
 
     Raises:
@@ -165,7 +168,8 @@ def attention_heads(
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
     cell_h = (1.0 - gap_y * (rows - 1)) / rows
     data, annotations = [], []
-    layout = _light_layout(title, height=130 + rows * (300 if cols <= 4 else 170))
+    row_height = row_height or (300 if cols <= 4 else 170)
+    layout = _light_layout(title, height=130 + rows * row_height)
     for h in range(H):
         r, c = divmod(h, cols)
         axis = "" if h == 0 else str(h + 1)
@@ -277,8 +281,8 @@ def walks_plot(
                 name=names["train"],
                 legendgroup="train",
                 showlegend=k == 0,
-                line={"color": _WALK_COLORS[k % len(_WALK_COLORS)], "width": 2},
-                opacity=0.6,
+                line={"color": PALETTE[0], "width": 2},
+                opacity=0.45,
                 hovertemplate=f"{names['train']} {k + 1}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
             )
         )

@@ -107,3 +107,20 @@ def test_walks_plot_rejects_mismatched_shapes():
             np.zeros((3, 5)), np.zeros(6), names={"train": "", "example": "", "target": ""}, title="",
             x_title="", y_title="",
         )  # fmt: skip
+
+
+def test_attention_heads_row_height_and_loss_ticks():
+    weights = np.random.default_rng(0).random((4, 5, 5))
+    fig = figs.attention_heads(
+        weights, head_titles=list("abcd"), title="a", x_title="k", y_title="q", colorbar_title="w", cols=2,
+        row_height=200,
+    )  # fmt: skip
+    assert fig.layout.height == 130 + 2 * 200  # a 2 x 2 grid
+    assert fig.layout.xaxis2.anchor == "y2"
+    loss = figs.loss_curves(
+        [], [], {"mean": 0.1, "last_value": 0.002, "optimum": 0.001}, names=NAMES, title="", x_title="",
+        y_title="", max_epochs=5,
+    )  # fmt: skip
+    assert loss.layout.yaxis.dtick == "D2"  # not every digit on a short log axis
+    assert [len(trace.y) for trace in loss.data[:2]] == [0, 0]  # empty curves, baselines drawn
+    assert [list(trace.y) for trace in loss.data[2:]] == [[0.1, 0.1], [0.002, 0.002], [0.001, 0.001]]
