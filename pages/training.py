@@ -8,20 +8,26 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 
 from core import findings as verdicts
-from core.training import Findings, TrainResult
+from core.training import Findings, Preview, TrainResult
+from core.transformer import TransformerConfig
 from figures import training as figs
 from ui import controls
 from ui import training as ui_tr
 from ui.i18n import t
-from ui.layout import page_header, show_figure
+from ui.layout import cached_figure, page_header, show_figure
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last
 #: redraw: fast epochs would otherwise queue more chart renders than a browser can keep up with.
 CHART_INTERVAL_S = 0.7
+#: Up to this many heads the attention maps sit beside the loss chart; more go below it.
+WIDE_HEADS = 4
+
+walks_figure = cached_figure(figs.walks_plot)
 
 
 class LiveView:
@@ -64,10 +70,53 @@ class LiveView:
         if live and time.monotonic() - self.last_chart < CHART_INTERVAL_S:
             return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
         self.last_chart = time.monotonic()
+        self._draw_charts(
+            run.config,
+            run.baselines,
+            run.snapshots[epoch][layer],
+            epoch=epoch,
+            layer=layer,
+            train_loss=run.train_loss,
+            val_loss=run.val_loss,
+            batch_loss=run.batch_loss,
+            batches_per_epoch=run.batches_per_epoch,
+            loss_look="tr.loss_look",
+            attention_look="tr.attention_look_live" if live else "tr.attention_look",
+        )
+
+    def draw_preview(self, shown: Preview) -> None:
+        """Before any run: empty loss axes with the baselines, and the untrained model's attention."""
+        self.draws += 1
+        self._draw_charts(
+            shown.config,
+            shown.baselines,
+            shown.attention[0],
+            epoch=0,
+            layer=0,
+            loss_look="tr.loss_look_preview",
+            attention_look="tr.attention_look_untrained",
+        )
+
+    def _draw_charts(
+        self,
+        config: TransformerConfig,
+        baselines: dict[str, float],
+        weights: np.ndarray,
+        *,
+        epoch: int,
+        layer: int,
+        loss_look: str,
+        attention_look: str,
+        train_loss: list[float] = (),
+        val_loss: list[float] = (),
+        batch_loss: list[float] | None = None,
+        batches_per_epoch: int | None = None,
+    ) -> None:
+        """The loss curves against the baselines, and one layer's attention maps (H, T, T)."""
         loss_fig = figs.loss_curves(
-            run.train_loss,
-            run.val_loss,
-            {k: run.baselines[k] for k in BASELINE_IDS},
+            train_loss,
+            val_loss,
+            {k: baselines[k] for k in BASELINE_IDS},
             names={
                 "train": t("tr.legend_train"),
                 "val": t("tr.legend_val"),
@@ -78,26 +127,44 @@ class LiveView:
             x_title=t("tr.axis_epoch"),
             y_title=t("tr.axis_loss"),
             max_epochs=config.epochs,
-            batch_loss=run.batch_loss,
-            batches_per_epoch=run.batches_per_epoch,
+            batch_loss=batch_loss,
+            batches_per_epoch=batches_per_epoch,
         )
         with self.loss.container():
-            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key="tr.loss_look")
-        weights = run.snapshots[epoch][layer]  # (H, T, T)
+            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key=loss_look)
+        H = weights.shape[0]
+        half_width = H <= WIDE_HEADS  # beside the loss chart: 3-4 heads in a 2 x 2 grid stay square
         attention_fig = figs.attention_heads(
             weights,
-            head_titles=[t("tr.head", h=h + 1) for h in range(weights.shape[0])],
+            cols=(2 if H > 2 else H) if half_width else None,
+            row_height=210 if half_width and H > 2 else None,
+            head_titles=[t("tr.head", h=h + 1) for h in range(H)],
             title=t("tr.attention_title", epoch=epoch, layer=layer + 1),
             x_title=t("tr.axis_key"),
             y_title=t("tr.axis_query"),
             colorbar_title=t("tr.axis_weight"),
         )
         with self.attention.container():
-            show_figure(
-                attention_fig,
-                key=f"tr_attention_fig_{self.draws}",
-                look_for_key="tr.attention_look_live" if live else "tr.attention_look",
-            )
+            show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=attention_look)
+
+
+def render_data(shown: Preview) -> None:
+    """The task in one line and a few of the run's walks, before any run exists."""
+    st.subheader(t("tr.preview_title"))
+    st.markdown(t("tr.preview_task"))
+    fig = walks_figure(
+        shown.walks,
+        shown.example,
+        names={
+            "train": t("tr.legend_walks"),
+            "example": t("tr.legend_example"),
+            "target": t("tr.legend_next"),
+        },
+        title=t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+    show_figure(fig, key="tr_walks_fig", look_for_key="tr.walks_look")
 
 
 def render_controls_and_config():
@@ -251,13 +318,18 @@ def render() -> None:
     if run is not None and config is not None and not run.config.same_run_as(config):
         st.warning(t("tr.config_changed"))
     shown = run.config if run is not None else config
-    view = LiveView(wide_heads=shown is not None and shown.n_heads > 4)
+    # Before any run: the data, the untrained model and the baselines of the run Train would start.
+    upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
+    if run is None and upcoming is not None and not training:
+        render_data(upcoming)
+    view = LiveView(wide_heads=shown is not None and shown.n_heads > WIDE_HEADS)
 
     if training:
         if run is not None and run.config.same_run_as(config):
             view.draw(run, live=True)
         else:
             view.status.info(t("tr.starting"))
+            view.draw_preview(upcoming)  # until the first epoch is drawn
         ui_tr.train_live(
             config,
             on_epoch=lambda r: view.draw(r, live=True),
@@ -267,6 +339,8 @@ def render() -> None:
 
     if run is None:
         view.status.info(t("tr.press_train"))
+        if upcoming is not None:
+            view.draw_preview(upcoming)
         return
     layer, epoch = 0, None
     with st.container(border=True):

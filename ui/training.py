@@ -30,7 +30,8 @@ from typing import Any
 import streamlit as st
 
 from core.presets import PRESETS, preset_config
-from core.training import Findings, TrainResult, measure_findings, start_run, train
+from core.training import Findings, Preview, TrainResult, measure_findings, start_run, train
+from core.training import preview as core_preview
 from core.transformer import POSITIONAL, SCALES, TransformerConfig
 from ui import controls
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
@@ -41,6 +42,8 @@ MAX_CONCURRENT = 2
 SLOT_POLL_S = 0.5
 #: Rows kept in the per-session history of runs.
 HISTORY_ROWS = 8
+#: Configs whose preview stays cached per server process (each at most ~1 MB, usually ~20 kB).
+PREVIEW_CACHE_ENTRIES = 32
 
 #: Session-state key of the :class:`LiveState`.
 LIVE = "tr_live"
@@ -282,6 +285,12 @@ def preset_matches(config: TransformerConfig) -> bool:
     """True when the controls still hold exactly the selected preset's values."""
     name = st.session_state.get(PRESET_KEY)
     return name in PRESETS and preset_config(name) == config
+
+
+@st.cache_data(max_entries=PREVIEW_CACHE_ENTRIES, show_spinner=False)
+def preview(config: TransformerConfig) -> Preview:
+    """:func:`core.training.preview`, cached per config for every session (a few ms to build)."""
+    return core_preview(config)
 
 
 # --------------------------------------------------------------------------------------------

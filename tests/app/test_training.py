@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 
+import numpy as np
 import pytest
 
 from core import training as core_training
 from core.presets import preset_config
+from core.transformer import TransformerConfig
 from tests.app.conftest import assert_clean, open_page
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
@@ -24,8 +28,66 @@ def _run(at):
     return _live(at).run
 
 
+def _charts(at) -> dict[str, dict]:
+    """{element key: Plotly spec} of the page's charts."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def _array(value) -> np.ndarray:
+    """A trace array as Plotly's JSON holds it: a list, or base64 with a dtype (and a shape)."""
+    if isinstance(value, dict):
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return flat.reshape([int(n) for n in str(shape).split(",")]) if shape else flat
+    return np.asarray(value, dtype=float)
+
+
+def _page_config(at) -> TransformerConfig:
+    """The config the page's controls hold now (what Train would start)."""
+    return ui_tr.make_config({name: at.session_state[key] for key, name in ui_tr.CONTROL_FIELDS.items()})
+
+
+def _assert_preview_of(at, cat, config: TransformerConfig) -> None:
+    """The page shows the data, epoch-0 attention and baselines of the run ``config`` would start."""
+    charts = _charts(at)
+    reference = core_training.start_run(config)  # independent of the page: the run itself
+    # (a) the data: every walk drawn is one of the run's training windows, the bold one its
+    # fixed validation window, and the next value to predict is marked
+    walks = charts["tr_walks_fig"]["data"]
+    train_rows = reference.data.train.numpy().astype(float)
+    drawn = [_array(w["y"]) for w in walks if w["name"] == cat["tr.legend_walks"]]
+    assert len(drawn) >= 3
+    for y in drawn:
+        assert np.any(np.all(np.isclose(train_rows, y[None, :], rtol=0, atol=1e-7), axis=1))
+    example = core_training.fixed_example(reference.data).numpy().astype(float)
+    (bold,) = [w for w in walks if w["name"] == cat["tr.legend_example"]]
+    np.testing.assert_allclose(_array(bold["y"]), example[:-1], atol=1e-7)
+    (target,) = [w for w in walks if w["name"] == cat["tr.legend_next"]]
+    assert _array(target["y"])[-1] == pytest.approx(example[-1], abs=1e-7)
+    assert any(cat["tr.preview_task"] == m.value for m in at.markdown)
+    # (b) the untrained model's attention: the run's epoch-0 snapshot, head by head
+    (attention_key,) = [k for k in charts if k.startswith("tr_attention_fig")]
+    heads = [d for d in charts[attention_key]["data"] if d["type"] == "heatmap"]
+    snapshot = reference.snapshots[0][0].astype(float)  # (H, T, T), layer 1
+    assert len(heads) == config.n_heads
+    for h, trace in enumerate(heads):
+        np.testing.assert_array_equal(_array(trace["z"]), snapshot[h])
+    title = charts[attention_key]["layout"]["title"]["text"]
+    assert title == cat["tr.attention_title"].format(epoch=0, layer=1)
+    # (c) empty loss axes over the run's epochs, with the run's baselines drawn
+    (loss_key,) = [k for k in charts if k.startswith("tr_loss_fig")]
+    loss = {d["name"]: d for d in charts[loss_key]["data"]}
+    assert len(_array(loss[cat["tr.legend_train"]]["y"])) == 0
+    assert len(_array(loss[cat["tr.legend_val"]]["y"])) == 0
+    for baseline in ("mean", "last_value", "optimum"):
+        y = _array(loss[cat[f"tr.legend_{baseline}"]]["y"])
+        np.testing.assert_array_equal(y, [reference.baselines[baseline]] * 2)
+    assert charts[loss_key]["layout"]["xaxis"]["range"] == [-0.3, config.epochs + 0.3]
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_renders_before_training(lang):
+    """Issue 10.1: the page teaches before Train is pressed, and starts nothing by doing so."""
     at = open_page("training", lang=lang)
     assert_clean(at)
     cat = load_catalogue(lang)
@@ -34,7 +96,35 @@ def test_page_renders_before_training(lang):
     assert not at.button(key="tr_btn_train").disabled
     assert at.button(key="tr_btn_pause").disabled  # nothing to pause yet
     assert any(cat["tr.press_train"] in i.value for i in at.info)
+    _assert_preview_of(at, cat, _page_config(at))
     assert _run(at) is None
+    assert _live(at).mode == "idle"
+    assert ui_tr.training_slots(ui_tr.MAX_CONCURRENT)._value == ui_tr.MAX_CONCURRENT  # no slot taken
+
+
+def test_the_preview_follows_the_controls_before_training():
+    at = open_page("training", params=TINY)
+    cat = load_catalogue("en")
+    before = _charts(at)["tr_walks_fig"]["data"][0]["y"]
+    at.number_input(key="tr_seed").set_value(5)
+    at.run()
+    assert_clean(at)
+    config = _page_config(at)
+    assert config.seed == 5
+    assert _charts(at)["tr_walks_fig"]["data"][0]["y"] != before  # another seed, other walks
+    _assert_preview_of(at, cat, config)
+    at.select_slider(key="tr_heads").set_value(8)  # wide heads: the maps go below the loss
+    at.run()
+    assert_clean(at)
+    wide = _page_config(at)
+    _assert_preview_of(at, cat, wide)
+    assert _run(at) is None
+    # Train then starts exactly the previewed run
+    at.button(key="tr_btn_train").click()
+    at.run()
+    assert_clean(at)
+    assert _run(at).config == wide
+    np.testing.assert_array_equal(_run(at).snapshots[0], core_training.preview(wide).attention)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -212,6 +302,7 @@ def test_invalid_combination_shows_a_translated_error(lang):
     assert at.error
     assert at.error[0].value.startswith(load_catalogue(lang)["tr.error_heads"].split("{")[0])
     assert at.button(key="tr_btn_train").disabled
+    assert "tr_walks_fig" not in _charts(at)  # no config, nothing to preview
 
 
 def test_slot_limiter_waits_and_stays_responsive():

@@ -1,4 +1,4 @@
-"""The training page in Chromium: the loss chart gains points live; Pause and leaving the page stop it."""
+"""The training page in Chromium: charts before Train, live loss points, Pause and leaving stop it."""
 
 from __future__ import annotations
 
@@ -16,16 +16,28 @@ PARAMS = {"lang": "en", "tr_epochs": "30", "tr_n_train": "512"}
 #: About three times slower per epoch, so that a few seconds away would show as many epochs.
 SLOW = {"lang": "en", "tr_epochs": "40", "tr_n_train": "1024", "tr_d_model": "128"}
 
-VAL_POINTS = """() => {
-  const plot = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
-  if (!plot || !plot._fullData) return -1;
-  const trace = plot._fullData.find(t => t.name === 'validation');
-  return trace && trace.x ? trace.x.length : -1;
+#: Points of the loss chart's validation curve (the trace named by the argument), -1 before it is drawn.
+VAL_POINTS = """(name) => {
+  for (const plot of document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')) {
+    const trace = (plot._fullData || []).find(t => t.name === name);
+    if (trace) return trace.x ? trace.x.length : -1;
+  }
+  return -1;
 }"""
+#: [{title, names, types}] of every Plotly chart drawn in the page (rendered by plotly.js; Streamlit's
+#: theme wraps titles in <b>).
+DRAWN_CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+  .filter(p => p._fullData && p._fullLayout && p.querySelector('.main-svg'))
+  .map(p => ({
+    title: ((p._fullLayout.title || {}).text || '').replace(/<[^>]+>/g, ''),
+    names: p._fullData.map(t => String(t.name)),
+    types: p._fullData.map(t => t.type),
+    height: p.querySelector('.main-svg').getBoundingClientRect().height,
+  }))"""
 
 
-def _points(page) -> int:
-    return page.evaluate(VAL_POINTS)
+def _points(page, name: str = "validation") -> int:
+    return page.evaluate(VAL_POINTS, name)
 
 
 def _epoch(page) -> int:
@@ -73,6 +85,37 @@ def _wait_for(predicate, timeout_s: float, page) -> None:
             return
         page.wait_for_timeout(100)
     raise AssertionError("condition not met in time")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_charts_are_drawn_before_train_is_pressed(page, lang):
+    """Issue 10.1: the data, the untrained model's maps and the loss axes with baselines, drawn."""
+    from ui.i18n import load_catalogue
+
+    cat = load_catalogue(lang)
+    page.open("training", lang=lang)
+    assert_no_exception(page)
+    titles = {
+        "walks": cat["tr.walks_title"].format(k=5, seed=0),
+        "loss": cat["tr.loss_title"],
+        "attention": cat["tr.attention_title"].format(epoch=0, layer=1),
+    }
+
+    def drawn() -> dict[str, dict]:
+        return {c["title"]: c for c in page.evaluate(DRAWN_CHARTS)}
+
+    _wait_for(lambda: set(titles.values()) <= set(drawn()), 30, page)
+    charts = {name: drawn()[title] for name, title in titles.items()}
+    assert cat["tr.legend_walks"] in charts["walks"]["names"]
+    assert cat["tr.legend_next"] in charts["walks"]["names"]
+    baselines = {cat["tr.legend_mean"], cat["tr.legend_last_value"], cat["tr.legend_optimum"]}
+    assert baselines <= set(charts["loss"]["names"])
+    assert charts["attention"]["types"].count("heatmap") == 4
+    assert _points(page, cat["tr.legend_val"]) == 0  # empty loss axes: no run yet
+    assert _button(page, "train").is_enabled()
+    assert not _button(page, "pause").is_enabled()
+    # every chart is really drawn at a readable size, not an empty placeholder
+    assert min(c["height"] for c in charts.values()) > 300, charts
 
 
 def test_training_live_pause_resume(page):
