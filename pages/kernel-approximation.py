@@ -7,6 +7,9 @@ only themselves are fragments; the cost measurement runs on a button and its las
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import streamlit as st
 
 from figures import kernel_approximation as fk
@@ -14,6 +17,10 @@ from ui import controls as uc
 from ui import kernel_approximation as uk
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
+from ui.sections import Section, controls_first, once, run_sections
+
+#: The attention controls, drawn by the first section that asks (see ``ui.sections.once``).
+InputsThunk = Callable[[], tuple[uk.AttentionInputs, int] | None]
 
 FEATURE_KINDS = ("positive_orthogonal", "positive_iid", "trigonometric")
 CAUSAL_MAPS = ("favor", "elu")
@@ -77,8 +84,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
         show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error")
 
 
-def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
-    """Page-wide controls of the attention sections: L, D, σ and the seed (also the features')."""
+def attention_intro() -> None:
     st.header(t("ka.att_title"))
     st.markdown(t("ka.att_body"))
     st.latex(
@@ -86,6 +92,10 @@ def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
         r"\phi(x)=\tfrac{1}{\sqrt m}\,e^{Wx-|x|^2/2};\qquad"
         r"\widehat{\mathrm{Att}}=\frac{\phi(Q)\,(\phi(K)^\top V)}{\phi(Q)\,(\phi(K)^\top\mathbf 1)}"
     )
+
+
+def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
+    """Page-wide controls of the attention sections: L, D, σ and the seed (also the features')."""
     c1, c2, c3, c4 = st.columns(4)
     length = int(
         uc.slider(
@@ -300,18 +310,36 @@ def show_cost(run: uk.CostRun | None) -> None:
                 st.caption(line)
 
 
+def _with_inputs(section: Callable[..., None], inputs: InputsThunk, *, seed: bool = True) -> None:
+    value = inputs()
+    if value is None:  # the controls said why
+        return
+    if seed:
+        section(*value)
+    else:
+        section(value[0])
+
+
+def _attention(inputs: InputsThunk) -> None:
+    attention_intro()
+    _with_inputs(approximation_section, inputs)
+
+
 def render() -> None:
     page_header("ka.title", "ka.intro")
-    regression_section()
-    inputs = attention_inputs()
-    if inputs is None:
-        return
-    inp, seed = inputs
-    approximation_section(inp, seed)
-    features_section(inp, seed)
-    causal_section(inp, seed)
-    dissection_section(inp)
-    cost_section()
+    inputs = once(attention_inputs)
+    controls_first(inputs)
+    run_sections(
+        "kernel-approximation",
+        [
+            Section("ka.rff_title", regression_section),
+            Section("ka.att_title", partial(_attention, inputs)),
+            Section("ka.features_title", partial(_with_inputs, features_section, inputs)),
+            Section("ka.causal_title", partial(_with_inputs, causal_section, inputs)),
+            Section("ka.tsai_title", partial(_with_inputs, dissection_section, inputs, seed=False)),
+            Section("ka.cost_title", cost_section),
+        ],
+    )
 
 
 render()

@@ -7,6 +7,9 @@ backs it, computed now.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import streamlit as st
 
 from figures import attention as fa
@@ -14,6 +17,7 @@ from ui import attention as ua
 from ui import controls as uc
 from ui.i18n import t
 from ui.layout import page_header, show_figure
+from ui.sections import Section, controls_first, once, run_sections
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -60,9 +64,8 @@ def _mapping() -> None:
     )
 
 
-def _three_figures() -> tuple[int, int]:
-    st.header(t("k2a.three_title"))
-    st.markdown(t("k2a.three_body"))
+def _three_controls() -> tuple[float, float, int, int]:
+    """h, x*, N and the seed: the page-wide controls (the later sections use N and the seed)."""
     c1, c2, c3, c4 = st.columns(4)
     h = float(
         uc.select_slider("k2a.h", key="k2a_h", options=BANDWIDTHS, value=0.3, help_key="k2a.h_help", where=c1)
@@ -72,6 +75,13 @@ def _three_figures() -> tuple[int, int]:
     )
     n = int(uc.slider("k2a.n", key="k2a_n", min_value=20, max_value=400, value=200, step=10, where=c3))
     seed = uc.seed("k2a_seed", value=42, where=c4)
+    return h, x0, n, seed
+
+
+def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
+    st.header(t("k2a.three_title"))
+    st.markdown(t("k2a.three_body"))
+    h, x0, n, seed = knobs()
     three = ua.k2a_three_figures(n, seed, h)
     one = ua.k2a_one_query(n, seed, h, x0)
     m = st.columns(4)
@@ -346,10 +356,17 @@ def _learnable(n: int, seed: int) -> None:
 
 def render() -> None:
     page_header("k2a.title", "k2a.intro")
-    _mapping()
-    n, seed = _three_figures()
-    _dot_vs_distance(seed)
-    _learnable(n, seed)
+    knobs = once(_three_controls)
+    controls_first(knobs)
+    run_sections(
+        "kernels-to-attention",
+        [
+            Section("k2a.mapping_title", _mapping),
+            Section("k2a.three_title", partial(_three_figures, knobs)),
+            Section("k2a.dot_title", lambda: _dot_vs_distance(knobs()[3])),
+            Section("k2a.learn_title", lambda: _learnable(knobs()[2], knobs()[3])),
+        ],
+    )
 
 
 render()

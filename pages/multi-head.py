@@ -12,12 +12,15 @@ button, and its last result stays on screen while its controls move.
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
-from ui import controls
+from ui import classroom, controls
 from ui import multihead as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure
+from ui.sections import Section, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
 DEFAULT_D_MODEL = 64
@@ -459,19 +462,33 @@ def redundancy_section(seed: int) -> None:
 
 def render() -> None:
     page_header("mh.title", "mh.intro")
-    spec = controls_section()
+    with classroom.controls_area():
+        spec = controls_section()
     try:
         view = mh.head_view(spec)
     except ValueError as err:
         st.error(t("mh.error", message=str(err)))
         return
+    run_sections(
+        "multi-head",
+        [
+            Section("mh.heads_title", partial(heads_and_similarity, spec, view)),
+            Section("mh.lib_title", partial(library_section, spec)),
+            Section("mh.contig_title", partial(contiguity_section, view)),
+            Section("mh.pos_title", partial(positions_and_permutation, spec, view)),
+            Section("mh.red_title", partial(redundancy_section, spec.seed)),
+        ],
+    )
+
+
+def heads_and_similarity(spec: mh.LayerSpec, view) -> None:
     heads_section(spec, view)
     similarity_section(view)
-    library_section(spec)
-    contiguity_section(view)
+
+
+def positions_and_permutation(spec: mh.LayerSpec, view) -> None:
     positions_section(spec)
     permutation_section(spec, view.labels)
-    redundancy_section(spec.seed)
 
 
 render()

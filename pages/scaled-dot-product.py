@@ -11,12 +11,16 @@ kernel-regression comparison has its own sliders and reruns alone (``st.fragment
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from ui import attention as ua
+from ui import classroom
 from ui import controls as uc
 from ui.i18n import t
 from ui.layout import page_header, show_figure
+from ui.sections import Section, run_sections
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 NW_BANDWIDTHS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
@@ -489,24 +493,34 @@ def troubleshooting_section(s: ua.SdpSetup) -> None:
     _heat("weights", s.steps.weights, s, t("sdp.fig_weights"), "sdp_fig_trouble_weights")  # a cache hit
 
 
+def sparse_section(s: ua.SdpSetup) -> None:
+    normalizer_section(s)
+    nw_normalizer_section()
+
+
 def render() -> None:
     page_header("sdp.title", "sdp.intro")
     st.latex(
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
         r"\qquad \tau=\sqrt{d_k}"
     )
-    controls = controls_section()
-    setup = setup_section(controls)
+    with classroom.controls_area():
+        controls = controls_section()
+        setup = setup_section(controls)
     if setup is None:
         return
-    qkv_section(setup)
-    pipeline_section(setup)
-    dk_section(controls)
-    nan_section(setup)
-    torch_section(setup)
-    normalizer_section(setup)
-    nw_normalizer_section()
-    troubleshooting_section(setup)
+    run_sections(
+        "scaled-dot-product",
+        [
+            Section("sdp.qkv_title", partial(qkv_section, setup)),
+            Section("sdp.pipeline_title", partial(pipeline_section, setup)),
+            Section("sdp.dk_title", partial(dk_section, controls)),
+            Section("sdp.nan_title", partial(nan_section, setup)),
+            Section("sdp.torch_title", partial(torch_section, setup)),
+            Section("sdp.sparse_title", partial(sparse_section, setup)),
+            Section("sdp.trouble_title", partial(troubleshooting_section, setup)),
+        ],
+    )
 
 
 render()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
+import numpy as np
 import pytest
 
 from core.head_redundancy import points_from_json, redundancy_vs_heads
@@ -215,4 +218,7 @@ def test_the_shipped_default_run_is_what_the_experiment_computes():
     assert [p.n_heads for p in shipped] == [1, 2, 4, 8, 16, 32]
     # each head count is an independent, seeded run: recompute the two cheapest ones
     fresh = redundancy_vs_heads(d_model, [1, 2], train_steps=steps, seed=seed).points
-    assert fresh == shipped[:2]
+    # float32 training: the last bits depend on the number of torch threads of the process
+    for got, want in zip(fresh, shipped[:2], strict=True):
+        assert got.n_heads == want.n_heads
+        np.testing.assert_allclose(astuple(got), astuple(want), rtol=1e-5)
