@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
 
@@ -68,8 +69,10 @@ def main() -> None:
     page = st.navigation(pages, position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))
     with routed():
+        begin_page(page.url_path, page.title)  # the handout lists what this run shows
         page.run()
     next_lesson_link(pages, page)
+    handout_button(page.url_path)
 
 
 def next_lesson_link(pages: list[st.Page], current: st.Page) -> None:

@@ -5,6 +5,9 @@ Thin page: read controls -> cached core calls (``ui.kernel_regression``) -> figu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -13,9 +16,10 @@ from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from figures import kernel_regression as figs
-from ui import controls
+from ui import classroom, controls
 from ui.i18n import t
 from ui.layout import page_header, show_figure
+from ui.sections import Section, run_sections
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
@@ -225,22 +229,34 @@ def loop_vs_matrix(data: kr.PageData, h: float) -> None:
         )
 
 
-def render() -> None:
-    page_header("kr.title", "kr.intro")
-    data = data_controls()
-    kernel, h, xq, h_key, h_grid = main_controls(data)
-    kernel_name = t(f"kr.kernel_{kernel}")
+@dataclass(frozen=True)
+class View:
+    """What every section reads: the data and the page-wide controls."""
 
-    # 1. the fit
-    fit = kr.fit(data.x, data.y, data.grid, kernel, h)
+    data: kr.PageData
+    kernel: str
+    h: float
+    xq: float
+    h_key: str
+    h_grid: list[float]
+
+    @property
+    def kernel_name(self) -> str:
+        return t(f"kr.kernel_{self.kernel}")
+
+
+def fit_section(v: View) -> None:
+    st.subheader(t("kr.fit_header"))
+    data, h = v.data, v.h
+    fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = figs.fit_figure(
         data.x,
         data.y,
         data.grid,
         fit,
         truth=data.truth,
-        x_query=xq,
-        title=t("kr.fig_fit_title", kernel=kernel_name, h=kr.fmt_h(h)),
+        x_query=v.xq,
+        title=t("kr.fig_fit_title", kernel=v.kernel_name, h=kr.fmt_h(h)),
         x_title="x",
         y_title="y",
         data_name=t("kr.legend_data"),
@@ -253,14 +269,18 @@ def render() -> None:
     missing, total = kr.undefined_fraction(fit)
     if missing:
         st.warning(
-            t("kr.undefined_warning", missing=missing, total=total, kernel=kernel_name, h=kr.fmt_h(h)),
+            t("kr.undefined_warning", missing=missing, total=total, kernel=v.kernel_name, h=kr.fmt_h(h)),
             icon=":material/block:",
         )
     st.caption(t("kr.turning_points", tp=kr.turning_points(fit)))
 
-    # 2. one query's weights: a row of the attention map
-    row = kr.weights(data.x, np.array([xq]), kernel, h)[0]
-    y_hat = float(kr.fit(data.x, data.y, np.array([xq]), kernel, h)[0])
+
+def row_section(v: View) -> None:
+    """One query's weights: a row of the attention map."""
+    st.subheader(t("kr.row_header"))
+    data, xq = v.data, v.xq
+    row = kr.weights(data.x, np.array([xq]), v.kernel, v.h)[0]
+    y_hat = float(kr.fit(data.x, data.y, np.array([xq]), v.kernel, v.h)[0])
     fig = figs.attention_row_figure(
         data.x,
         data.y,
@@ -282,45 +302,50 @@ def render() -> None:
         active = int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
         st.caption(t("kr.row_summary", y_hat=f"{y_hat:.4f}", active=active, n=data.x.size))
 
-    formula_and_mapping(kernel)
 
-    # 3. the weight matrix
-    queries = kr.heatmap_queries(data.grid)
+def matrix_section(v: View) -> None:
+    st.subheader(t("kr.matrix_header"))
+    queries = kr.heatmap_queries(v.data.grid)
     fig = figs.weight_matrix_figure(
-        kr.weights(data.x, queries, kernel, h),
-        data.x,
+        kr.weights(v.data.x, queries, v.kernel, v.h),
+        v.data.x,
         queries,
-        title=t("kr.fig_matrix_title", kernel=kernel_name, h=kr.fmt_h(h)),
+        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
     )
     show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix")
 
-    # 4. kernel shapes
+
+def kernels_section(v: View) -> None:
+    st.subheader(t("kr.kernels_header"))
     u = np.linspace(-3, 3, 601)
     fig = figs.kernel_shapes_figure(
         u,
         kr.kernel_shapes(u),
         names={k: t(f"kr.kernel_{k}") for k in KERNELS},
-        selected=kernel,
+        selected=v.kernel,
         title=t("kr.fig_kernels_title"),
         x_title=t("kr.axis_u"),
         y_title="K(u)",
     )
     show_figure(fig, key="kr_fig_kernels", look_for_key="kr.look_kernels")
 
-    # 5. leave-one-out CV and h*
+
+def cv_section(v: View) -> None:
+    """Leave-one-out CV and h*, with a button that sets the slider to it."""
     st.subheader(t("kr.cv_header"))
+    data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
-        cv = kr.cv_curve(data.x, data.y, kernel, tuple(h_grid))
+        cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
         h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
     fig = figs.cv_figure(
-        np.asarray(h_grid),
+        np.asarray(v.h_grid),
         cv,
         h_star=h_star,
         cv_star=cv_star,
-        h_current=h,
-        title=t("kr.fig_cv_title", kernel=kernel_name),
+        h_current=v.h,
+        title=t("kr.fig_cv_title", kernel=v.kernel_name),
         x_title=t("kr.axis_h"),
         y_title=t("kr.axis_cv"),
         curve_name=t("kr.legend_cv"),
@@ -330,20 +355,23 @@ def render() -> None:
         claim_name=t("kr.legend_claim"),
     )
     show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv")
-    snapped = kr.snap(h_star, h_grid)
+    snapped = kr.snap(h_star, v.h_grid)
     st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
     st.button(
         t("kr.set_hstar", h=kr.fmt_h(snapped)),
         key="kr_use_hstar",
         icon=":material/my_location:",
         on_click=_set_bandwidth,
-        args=(h_key, snapped),
-        disabled=snapped == h,
+        args=(v.h_key, snapped),
+        disabled=snapped == v.h,
     )
 
-    # 6. bandwidth sweep
-    sweep_h = [kr.snap(s * data.scale, h_grid) for s in kr.SWEEP]
-    fits = [kr.fit(data.x, data.y, data.grid, kernel, s) for s in sweep_h]
+
+def sweep_section(v: View) -> None:
+    st.subheader(t("kr.sweep_header"))
+    data = v.data
+    sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
+    fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
     subtitles = [
         t("kr.sweep_subtitle", h=kr.fmt_h(s), tp=kr.turning_points(f))
         for s, f in zip(sweep_h, fits, strict=True)
@@ -355,7 +383,7 @@ def render() -> None:
         fits,
         subtitles=subtitles,
         truth=data.truth,
-        title=t("kr.fig_sweep_title", kernel=kernel_name),
+        title=t("kr.fig_sweep_title", kernel=v.kernel_name),
         x_title="x",
         y_title="y",
         data_name=t("kr.legend_data"),
@@ -364,8 +392,26 @@ def render() -> None:
     )
     show_figure(fig, key="kr_fig_sweep", look_for_key="kr.look_sweep")
 
-    post_claims_section()
-    loop_vs_matrix(data, h)
+
+def render() -> None:
+    page_header("kr.title", "kr.intro")
+    data = data_controls()
+    with classroom.controls_area():
+        v = View(data, *main_controls(data))
+    run_sections(
+        "kernel-regression",
+        [
+            Section("kr.fit_header", partial(fit_section, v)),
+            Section("kr.row_header", partial(row_section, v)),
+            Section("kr.formula_header", partial(formula_and_mapping, v.kernel)),
+            Section("kr.matrix_header", partial(matrix_section, v)),
+            Section("kr.kernels_header", partial(kernels_section, v)),
+            Section("kr.cv_header", partial(cv_section, v)),
+            Section("kr.sweep_header", partial(sweep_section, v)),
+            Section("kr.claims_header", post_claims_section),
+            Section("kr.timing_header", partial(loop_vs_matrix, v.data, v.h)),
+        ],
+    )
 
 
 render()
