@@ -11,12 +11,13 @@ kernel-regression comparison has its own sliders and reruns alone (``st.fragment
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import streamlit as st
 
 from ui import attention as ua
-from ui import classroom
+from ui import classroom, questions
 from ui import controls as uc
 from ui.i18n import t
 from ui.layout import page_header, show_figure
@@ -324,6 +325,28 @@ def dk_section(c: ua.SdpControls) -> None:
         )
     )
     st.table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
+    _dk_question(e, i, c.dk)
+
+
+def _dk_question(e, i: int, dk: int) -> None:
+    """Without scaling, is the peak weight at this d_k nearer one-hot or uniform? (the experiment's)"""
+    length = round(math.exp(e.log_s))  # the experiment's sequence length (log S = uniform entropy)
+    peak = float(e.max_weight_unscaled[i])
+    questions.ask(
+        "sdp_dk_peak",
+        prompt_key="q.sdp_dk_prompt",
+        prompt_kwargs={"dk": dk, "L": length},
+        choices={"one": "q.sdp_dk_one", "uniform": "q.sdp_dk_uniform"},
+        choice_kwargs={"L": length},
+        answer="one" if abs(peak - 1) < abs(peak - 1 / length) else "uniform",
+        explain_key="q.sdp_dk_explain",
+        explain_kwargs={
+            "dk": dk,
+            "L": length,
+            "peak": f"{peak:.2f}",
+            "scaled": f"{e.max_weight_scaled[i]:.2f}",
+        },
+    )
 
 
 def nan_section(s: ua.SdpSetup) -> None:
@@ -352,6 +375,38 @@ def nan_section(s: ua.SdpSetup) -> None:
     with c2:
         _heat("weights", s.steps.weights, s, t("sdp.fig_safe"), "sdp_fig_safe")
     st.markdown(t("sdp.nan_why"))
+    _empty_row_questions(s, w_naive, empty)
+
+
+def _row_outcome(weights) -> str:
+    """What one weight row (1, S) holds: NaN, all zeros, or weights (spread over the keys)."""
+    stats = ua.row_stats(weights)
+    return "nan" if stats.nan_rows else "zeros" if stats.zero_rows else "uniform"
+
+
+def _empty_row_questions(s: ua.SdpSetup, w_naive, empty: int) -> None:
+    """Naive and safe softmax on a row with every key masked: the page's row, or the button's mask."""
+    if empty:
+        row = next(i for i, allowed in enumerate(s.mask) if not allowed.any())
+        naive, safe = w_naive[row : row + 1], s.steps.weights[row : row + 1]
+    else:  # no such row yet: the mask the "make one" button builds (query 0 sees no key)
+        L = len(s.labels)
+        probe = ua.sdp_mask("custom", L, 0, "0" + ua.default_custom_mask(L)[1:])
+        row = 0
+        naive = ua.sdp_naive(s.inputs, probe, s.scale)[:1]
+        safe = ua.sdp_steps(s.inputs, probe, s.scale).weights[:1]
+    choices = {"nan": "q.sdp_row_nan", "zeros": "q.sdp_row_zeros", "uniform": "q.sdp_row_uniform"}
+    label = s.labels[row]
+    for name, weights in (("naive", naive), ("safe", safe)):
+        questions.ask(
+            f"sdp_empty_{name}",
+            prompt_key=f"q.sdp_empty_{name}_prompt",
+            prompt_kwargs={"query": label},
+            choices=choices,
+            answer=_row_outcome(weights),
+            explain_key=f"q.sdp_empty_{name}_explain",
+            explain_kwargs={"query": label, "row": ", ".join(f"{w:.2g}" for w in weights[0][:6])},
+        )
 
 
 def torch_section(s: ua.SdpSetup) -> None:
@@ -392,6 +447,16 @@ def normalizer_section(s: ua.SdpSetup) -> None:
         y_title=t("sdp.axis_query"),
     )
     show_figure(fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers")
+    soft = res[[r.name for r in res].index("softmax")]
+    questions.ask(
+        "sdp_softmax_zero",
+        prompt_key="q.sdp_zero_prompt",
+        prompt_kwargs={"tau": f"{s.temperature:.3g}"},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if soft.zeros else "no",
+        explain_key="q.sdp_zero_explain",
+        explain_kwargs={"zeros": soft.zeros, "allowed": soft.allowed, "underflow": soft.underflow},
+    )
 
 
 @st.fragment

@@ -152,7 +152,7 @@ def _selection(
     *,
     key: str,
     options: Sequence[Any],
-    index: int,
+    index: int | None,
     option_prefix: str | None,
     format_func: Callable[[Any], str] | None,
     help_key: str | None,
@@ -161,7 +161,7 @@ def _selection(
     **extra: Any,
 ) -> Any:
     options = list(options)
-    if not 0 <= index < len(options):
+    if index is not None and not 0 <= index < len(options):
         raise ValueError(f"index {index} is out of range for {len(options)} options of {key!r}")
     if format_func is None:
         format_func = translator(option_prefix) if option_prefix else str
@@ -171,14 +171,14 @@ def _selection(
         t(label_key),
         options=options,
         # a value in session state wins; passing its index would only log a duplication warning
-        index=0 if key in st.session_state else index,
+        index=0 if key in st.session_state and st.session_state[key] is not None else index,
         format_func=format_func,
         key=key,
         help=t(help_key) if help_key else None,
         on_change=on_change,
         **extra,
     )
-    _write_selection(key, value, options[index])
+    _write_selection(key, value, None if index is None else options[index])
     st.session_state.setdefault(OPTIONS_SEEN, {})[key] = tuple(options)
     return value
 
@@ -219,7 +219,7 @@ def radio(
     *,
     key: str,
     options: Sequence[Any],
-    index: int = 0,
+    index: int | None = 0,
     option_prefix: str | None = None,
     format_func: Callable[[Any], str] | None = None,
     help_key: str | None = None,
@@ -227,7 +227,10 @@ def radio(
     where: Any | None = None,
     on_change: Callable[[], None] | None = None,
 ) -> Any:
-    """A radio group over stable option ids, kept in the URL as the id (see :func:`selectbox`)."""
+    """A radio group over stable option ids, kept in the URL as the id (see :func:`selectbox`).
+
+    ``index=None`` draws it with nothing picked (returns None until the user picks).
+    """
     return _selection(
         "radio",
         label_key,
@@ -247,15 +250,19 @@ def number_input(
     label_key: str,
     *,
     key: str,
-    min_value: float,
-    max_value: float,
-    value: float,
+    min_value: float | None,
+    max_value: float | None,
+    value: float | None,
     step: float,
     help_key: str | None = None,
     fmt: str | None = None,
     where: Any | None = None,
+    placeholder: str | None = None,
 ) -> Any:
-    """A bound number input with hard bounds (values outside them are rejected by Streamlit)."""
+    """A bound number input with hard bounds (values outside them are rejected by Streamlit).
+
+    ``value=None`` draws it empty (returns None until the user types); a None bound is open.
+    """
     return _where(where).number_input(
         t(label_key),
         min_value=min_value,
@@ -265,6 +272,7 @@ def number_input(
         format=fmt,
         key=key,
         help=t(help_key) if help_key else None,
+        placeholder=placeholder,
         bind=BIND,
     )
 
