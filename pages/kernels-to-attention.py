@@ -15,6 +15,7 @@ import streamlit as st
 from figures import attention as fa
 from ui import attention as ua
 from ui import controls as uc
+from ui import questions
 from ui.i18n import t
 from ui.layout import page_header, show_figure
 from ui.sections import Section, controls_first, once, run_sections
@@ -84,6 +85,19 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
     h, x0, n, seed = knobs()
     three = ua.k2a_three_figures(n, seed, h)
     one = ua.k2a_one_query(n, seed, h, x0)
+    questions.ask(
+        "k2a_tau",
+        prompt_key="q.k2a_tau_prompt",
+        prompt_kwargs={"h": h},
+        answer=h * h,  # the temperature the page's attention uses (metric below)
+        tolerance=0.01,
+        relative=True,
+        min_value=0.0,
+        step=0.0001,
+        fmt="%.4f",
+        explain_key="q.k2a_tau_explain",
+        explain_kwargs={"h": h, "tau": f"{h * h:.4g}", "diff": f"{three['max_diff_weights']:.1e}"},
+    )
     m = st.columns(4)
     m[0].metric(t("k2a.metric_tau"), f"{h * h:.4g}")
     m[1].metric(t("k2a.metric_diff_weights"), f"{max(three['max_diff_weights'], one['max_diff']):.1e}")
@@ -184,6 +198,19 @@ def _dot_vs_distance(seed: int) -> None:
     dim = int(uc.select_slider("k2a.dim", key="k2a_dim", options=DIMS, value=8, where=c3))
     res = ua.k2a_dot_vs_gaussian(8, dim, tau, spread, seed)
     labels = [str(i) for i in range(8)]
+    questions.ask(
+        "k2a_dot_equal",
+        prompt_key="q.k2a_dot_prompt",
+        prompt_kwargs={"spread": spread, "tau": tau},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if res["max_abs_diff"] < 1e-6 else "no",
+        explain_key="q.k2a_dot_explain",
+        explain_kwargs={
+            "diff": f"{res['max_abs_diff']:.1e}",
+            "lo": f"{res['key_norms'].min():.2f}",
+            "hi": f"{res['key_norms'].max():.2f}",
+        },
+    )
     m = st.columns(3)
     m[0].metric(t("k2a.metric_dot_diff"), f"{res['max_abs_diff']:.1e}")
     m[1].metric(t("k2a.metric_key_norms"), f"{res['key_norms'].min():.2f} – {res['key_norms'].max():.2f}")
@@ -244,6 +271,20 @@ def _learnable(n: int, seed: int) -> None:
         with st.spinner(t("k2a.training")):
             res = ua.k2a_learn_1d(n_learn, seed, steps, lr, h0)
         fits = res["fits"]
+        questions.ask(
+            "k2a_no_loo",
+            prompt_key="q.k2a_loo_prompt",
+            prompt_kwargs={"h0": h0, "steps": steps},
+            choices={"smaller": "q.k2a_loo_smaller", "larger": "q.k2a_loo_larger"},
+            answer="smaller" if fits[False]["h"] < fits[True]["h"] else "larger",
+            explain_key="q.k2a_loo_explain",
+            explain_kwargs={
+                "h_no": f"{fits[False]['h']:.2e}",
+                "h_loo": f"{fits[True]['h']:.3f}",
+                "test_no": f"{fits[False]['test_mse']:.4f}",
+                "test_loo": f"{fits[True]['test_mse']:.4f}",
+            },
+        )
         m = st.columns(3)
         m[0].metric(t("k2a.metric_h_loo"), f"{fits[True]['h']:.4f}")
         m[1].metric(t("k2a.metric_h_cv"), f"{res['h_cv']:.4f}", help=t("k2a.metric_h_cv_help"))
