@@ -14,6 +14,7 @@ import streamlit as st
 import ui.kernel_regression as kr
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
+from core import nadaraya_watson as nw
 from core.kernels import FORMULAS, KERNELS
 from figures import kernel_regression as figs
 from ui import classroom, controls
@@ -265,7 +266,7 @@ def fit_section(v: View) -> None:
         undefined_name=t("kr.legend_undefined"),
         query_name="x*",
     )
-    show_figure(fig, key="kr_fig_fit", look_for_key="kr.look_fit")
+    show_figure(fig, key="kr_fig_fit", look_for_key="kr.look_fit", code=nw.nw_predict)
     missing, total = kr.undefined_fraction(fit)
     if missing:
         st.warning(
@@ -295,7 +296,7 @@ def row_section(v: View) -> None:
         estimate_name=t("kr.legend_estimate"),
         weight_name=t("kr.axis_weight"),
     )
-    show_figure(fig, key="kr_fig_row", look_for_key="kr.look_row")
+    show_figure(fig, key="kr_fig_row", look_for_key="kr.look_row", code=nw.nw_weights)
     if np.isnan(y_hat):
         st.warning(t("kr.row_undefined", xq=f"{xq:.3g}"), icon=":material/block:")
     else:
@@ -314,7 +315,7 @@ def matrix_section(v: View) -> None:
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
     )
-    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix")
+    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
 
 
 def kernels_section(v: View) -> None:
@@ -329,7 +330,7 @@ def kernels_section(v: View) -> None:
         x_title=t("kr.axis_u"),
         y_title="K(u)",
     )
-    show_figure(fig, key="kr_fig_kernels", look_for_key="kr.look_kernels")
+    show_figure(fig, key="kr_fig_kernels", look_for_key="kr.look_kernels", code=KERNELS[v.kernel])
 
 
 def cv_section(v: View) -> None:
@@ -354,7 +355,7 @@ def cv_section(v: View) -> None:
         claim=None if data.uploaded or kernel != "gaussian" else kr.POST_CLAIM,
         claim_name=t("kr.legend_claim"),
     )
-    show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv")
+    show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv", code=(nw.loo_cv_errors, nw.select_bandwidth))
     snapped = kr.snap(h_star, v.h_grid)
     st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
     st.button(
@@ -390,7 +391,7 @@ def sweep_section(v: View) -> None:
         truth_name=t("kr.legend_truth"),
         fit_name=t("kr.legend_fit"),
     )
-    show_figure(fig, key="kr_fig_sweep", look_for_key="kr.look_sweep")
+    show_figure(fig, key="kr_fig_sweep", look_for_key="kr.look_sweep", code=nw.nw_predict)
 
 
 def render() -> None:
