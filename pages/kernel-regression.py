@@ -12,9 +12,9 @@ import numpy as np
 import streamlit as st
 
 import ui.kernel_regression as kr
+from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
-from core import nadaraya_watson as nw
 from core.kernels import FORMULAS, KERNELS
 from figures import kernel_regression as figs
 from ui import classroom, controls
