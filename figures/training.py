@@ -141,7 +141,7 @@ def attention_heads(
     colorbar_title: str,
     cols: int | None = None,
     row_height: int | None = None,
-    zmax: float = 1.0,
+    zmax: float | None = None,
 ) -> go.Figure:
     """One heatmap per head, rows = queries (top = position 0), columns = keys.
 
@@ -151,7 +151,9 @@ def attention_heads(
         cols: heads per row (default: up to 4, 8 for more than 8 heads).
         row_height: px per row of heads (default 300, 170 with more than 4 heads per row); the
             figure is ~130 px taller for its title and axis labels.
-        zmax: top of the shared colour scale (weights are in [0, 1]).
+        zmax: top of the shared colour scale; default: the largest weight below the first query
+            row. Under a causal mask query 0 sees only key 0 (weight 1, always): letting it set
+            the scale would wash every other row out. Row 0 then shows at the top colour.
 
     Raises:
         ValueError: if weights is not (H, L, S) or head_titles has the wrong length.
@@ -163,6 +165,10 @@ def attention_heads(
     if len(head_titles) != H:
         raise ValueError(f"need {H} head titles, got {len(head_titles)}")
     cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
+    if zmax is None:
+        below = w[:, 1:, :] if w.shape[1] > 1 else w
+        zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
+        zmax = zmax if zmax > 0 else 1.0
     rows = -(-H // cols)
     gap_x, gap_y = 0.03, 0.07
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
@@ -423,29 +429,52 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
+#: Chinese punctuation that must not start a line (it stays with the character before it).
+_NO_LINE_START = set("，。、；：！？）》」』”’%")
+
+
+def _tokens(paragraph: str) -> list[str]:
+    """Unbreakable pieces: a run of Latin letters/digits/symbols ("0.21", "h=0.3"), one CJK
+    character (with any closing punctuation after it), or a space."""
+    tokens: list[str] = []
+    for ch in paragraph:
+        wide = _width(ch) == 2
+        if ch == " ":
+            tokens.append(" ")
+        elif ch in _NO_LINE_START and tokens and tokens[-1] != " ":
+            tokens[-1] += ch
+        elif wide or not tokens or tokens[-1] == " " or _width(tokens[-1][-1]) == 2:
+            tokens.append(ch)
+        else:
+            tokens[-1] += ch
+    return tokens
+
+
 def _wrap(text: str, width: int) -> list[str]:
     """Break ``text`` into lines of at most ``width`` columns (CJK characters count double).
 
-    Plotly's table cells only break at ``<br>``; Chinese has no spaces to break at, so a word
-    longer than a line is cut anywhere.
+    Plotly's table cells only break at ``<br>``. Lines break at spaces and between Chinese
+    characters, never inside a number or a word ("0.21" stays whole), and never before closing
+    punctuation; only a single word longer than a line is cut.
     """
     lines: list[str] = []
     for paragraph in text.split("<br>"):
         line = ""
-        for word in paragraph.split(" "):
-            candidate = f"{line} {word}" if line else word
-            if _width(candidate) <= width:
-                line = candidate
+        for token in _tokens(paragraph):
+            if _width(line + token) <= width:
+                line += token if (line or token != " ") else ""
                 continue
-            if line:
-                lines.append(line)
+            if token == " ":
+                continue  # the break itself
+            if line.strip():
+                lines.append(line.rstrip())
             line = ""
-            for ch in word:
-                if _width(line + ch) > width:
-                    lines.append(line)
-                    line = ""
-                line += ch
-        lines.append(line)
+            while _width(token) > width:  # a word longer than a line: cut it
+                cut = next(i for i in range(len(token), 0, -1) if _width(token[:i]) <= width)
+                lines.append(token[:cut])
+                token = token[cut:]
+            line = token
+        lines.append(line.rstrip())
     return lines
 
 

@@ -7,6 +7,7 @@ Thin page: controls and the live run live in ``ui.training``; the model and the 
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -15,10 +16,11 @@ from core import findings as verdicts
 from core.training import Findings, Preview, TrainResult
 from core.transformer import TransformerConfig
 from figures import training as figs
-from ui import controls
+from ui import classroom, controls
 from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
+from ui.sections import Section, run_sections
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last
@@ -187,12 +189,17 @@ def _say(verdict: verdicts.Verdict) -> None:
     st.markdown(t(verdict.key, **verdict.values))
 
 
-def render_findings(run: TrainResult) -> None:
-    """The post's observations, measured on the current model."""
-    found: Findings = ui_tr.findings(run)
+def _findings(run: TrainResult) -> Findings:
+    """The run's measured findings (measured once per state of the run, then kept)."""
+    with st.spinner(t("tr.measuring")):
+        return ui_tr.findings(run)
+
+
+def prediction_section(run: TrainResult) -> None:
+    """The post's observations, measured on the current model: first, what it predicts."""
+    found = _findings(run)
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
-
     st.subheader(t("tr.prediction_title"))
     fig = figs.prediction_plot(
         found.example,
@@ -211,6 +218,9 @@ def render_findings(run: TrainResult) -> None:
     )
     show_figure(fig, key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
+
+def where_section(run: TrainResult) -> None:
+    found = _findings(run)
     st.subheader(t("tr.where_title"))
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
@@ -236,6 +246,9 @@ def render_findings(run: TrainResult) -> None:
         st.metric(t("tr.metric_support"), f"{a['support']:.1f}", help=t("tr.metric_support_help"))
         _say(verdicts.attention_verdict(a, causal=run.config.causal))
 
+
+def shuffle_section(run: TrainResult) -> None:
+    found = _findings(run)
     st.subheader(t("tr.shuffle_title"))
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
@@ -245,6 +258,9 @@ def render_findings(run: TrainResult) -> None:
     cols[2].metric(t("tr.metric_ratio"), f"×{s['ratio']:.2f}")
     _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
 
+
+def leak_section(run: TrainResult) -> None:
+    found = _findings(run)
     st.subheader(t("tr.leak_title"))
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
@@ -259,6 +275,9 @@ def render_findings(run: TrainResult) -> None:
     )
     _say(verdicts.rollout_verdict(found.rollout))
 
+
+def diagnostics_section(run: TrainResult) -> None:
+    found = _findings(run)
     st.subheader(t("tr.diagnostics_title"))
     st.markdown(t("tr.diagnostics_intro"))
     rows = [
@@ -282,6 +301,8 @@ def render_findings(run: TrainResult) -> None:
     )
     show_figure(fig, key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
 
+
+def speed_section(run: TrainResult) -> None:
     st.subheader(t("tr.speed_title"))
     wall = ui_tr.wall_seconds()
     cols = st.columns(3)
@@ -295,7 +316,7 @@ def render_findings(run: TrainResult) -> None:
     rows = ui_tr.history_table()
     if rows:
         st.subheader(t("tr.history_title"))
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.table(rows, hide_index=True)  # wraps to the page width: no column cut off on the right
         st.caption(t("tr.history_caption"))
 
 
@@ -307,13 +328,28 @@ def render() -> None:
         st.latex(r"x_{t+1} = x_t + d_{t+1}, \qquad d_{t+1} = m\, d_t + \sigma\, \varepsilon_{t+1}")
         st.markdown(t("tr.task_baselines"))
 
-    config = render_controls_and_config()
+    with classroom.controls_area():
+        config = render_controls_and_config()
     notice = ui_tr.pop_notice()
     if notice:
         st.info(t(notice))
     ui_tr.render_buttons(config is not None)
-
     run = ui_tr.current_run()
+    sections = [Section("tr.live_title", partial(live_section, config, run))]
+    if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
+        sections += [
+            Section("tr.prediction_title", partial(prediction_section, run)),
+            Section("tr.where_title", partial(where_section, run)),
+            Section("tr.shuffle_title", partial(shuffle_section, run)),
+            Section("tr.leak_title", partial(leak_section, run)),
+            Section("tr.diagnostics_title", partial(diagnostics_section, run)),
+            Section("tr.speed_title", partial(speed_section, run)),
+        ]
+    run_sections("training", sections)
+
+
+def live_section(config: TransformerConfig | None, run: TrainResult | None) -> None:
+    """Train / watch: the live charts (before any run: the data and the untrained model)."""
     training = ui_tr.check_mode(config) in ("running", "step")
     if run is not None and config is not None and not run.config.same_run_as(config):
         st.warning(t("tr.config_changed"))
@@ -363,9 +399,6 @@ def render() -> None:
                     - 1
                 )
     view.draw(run, epoch=epoch, layer=layer)
-    if run.epochs_done >= 1 or run.batches_done > 0:
-        with st.spinner(t("tr.measuring")):
-            render_findings(run)
 
 
 render()

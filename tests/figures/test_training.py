@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,36 @@ def test_attention_heads_row_height_and_loss_ticks():
     assert loss.layout.yaxis.dtick == "D2"  # not every digit on a short log axis
     assert [len(trace.y) for trace in loss.data[:2]] == [0, 0]  # empty curves, baselines drawn
     assert [list(trace.y) for trace in loss.data[2:]] == [[0.1, 0.1], [0.002, 0.002], [0.001, 0.001]]
+
+
+def test_attention_heads_scale_is_not_set_by_the_first_query_row():
+    # causal weights: row 0 is all on key 0 (weight 1); the other rows spread out
+    L = 6
+    rows = [np.r_[np.full(i + 1, 1.0 / (i + 1)), np.zeros(L - i - 1)] for i in range(L)]
+    weights = np.stack([np.array(rows)] * 2)
+    fig = figs.attention_heads(
+        weights, head_titles=["a", "b"], title="t", x_title="k", y_title="q", colorbar_title="w"
+    )
+    assert fig.layout.coloraxis.cmax == pytest.approx(0.5)  # row 1's largest weight, not row 0's 1
+    fixed = figs.attention_heads(
+        weights, head_titles=["a", "b"], title="t", x_title="k", y_title="q", colorbar_title="w", zmax=1.0
+    )
+    assert fixed.layout.coloraxis.cmax == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "振荡指数 0.21（阈值 0.15 为黄色预警，0.30 为红色），损失在两个 epoch 之间的相对跳动 12.345%",
+        "冗余度0.873，超过0.8即为黄色预警；头与头之间的平均相似度为0.912",
+        "oscillation index 0.21 (amber at 0.15, red at 0.30) of the validation loss",
+    ],
+)
+@pytest.mark.parametrize("width", [10, 18, 26, 30])
+def test_table_cells_wrap_between_words_never_inside_a_number(text, width):
+    lines = figs._wrap(text, width)
+    assert all(figs._width(line) <= width for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")  # nothing lost or added
+    for number in re.findall(r"\d+(?:\.\d+)?", text):
+        assert any(number in line for line in lines), (number, lines)
+    assert not any(line[:1] in "，。）；" for line in lines[1:])  # no line starts with closing punctuation
