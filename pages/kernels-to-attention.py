@@ -12,6 +12,8 @@ from functools import partial
 
 import streamlit as st
 
+from core import bridge
+from core import nadaraya_watson as nw
 from figures import attention as fa
 from ui import attention as ua
 from ui import controls as uc
@@ -117,6 +119,7 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
             name_query=t("k2a.name_query"),
         ),
         key="k2a_fig1",
+        code=(nw.nw_weights, bridge.nadaraya_watson_attention),
         look_for_key="k2a.look_fig1",
     )
     c1, c2 = st.columns(2)
@@ -131,6 +134,7 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
                 y_title=t("k2a.axis_queries"),
             ),
             key="k2a_fig2",
+            code=bridge.nadaraya_watson_attention,
             look_for_key="k2a.look_fig2",
         )
     with c2:
@@ -151,6 +155,7 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
                 dashed=[t("k2a.name_att_fit")],
             ),
             key="k2a_fig_fit",
+            code=(nw.nw_predict, bridge.nadaraya_watson_attention),
             look_for_key="k2a.look_fit",
         )
     show_figure(
@@ -165,6 +170,7 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
             title=t("k2a.fig3"),
         ),
         key="k2a_fig3",
+        code=(nw.nw_weights, bridge.nadaraya_watson_attention),
         look_for_key="k2a.look_fig3",
         diff=f"{three['max_diff_weights']:.1e}",
     )
@@ -229,6 +235,7 @@ def _dot_vs_distance(seed: int) -> None:
             signed_last=True,
         ),
         key="k2a_fig_dot",
+        code=bridge.dot_vs_gaussian,
         look_for_key="k2a.look_dot",
     )
     if spread == 0:
@@ -314,6 +321,7 @@ def _learnable(n: int, seed: int) -> None:
                     hlines={t("k2a.h_cv_line"): res["h_cv"]},
                 ),
                 key="k2a_fig_h_path",
+                code=bridge.fit_bandwidth,
                 look_for_key="k2a.look_h_path",
             )
         show_figure(
@@ -332,6 +340,7 @@ def _learnable(n: int, seed: int) -> None:
                 samples_name=t("k2a.name_samples"),
             ),
             key="k2a_fig_learned_fit",
+            code=(bridge.fit_bandwidth, nw.nw_predict),
             look_for_key="k2a.look_learned_fit",
         )
         st.markdown(
@@ -380,6 +389,7 @@ def _learnable(n: int, seed: int) -> None:
                     dashed=[t("k2a.series_ls2", name=names[k]) for k in (True, False)],
                 ),
                 key="k2a_fig_ls_path",
+                code=bridge.fit_metric,
                 look_for_key="k2a.look_ls_path",
             )
         st.markdown(
