@@ -16,7 +16,7 @@ from functools import partial
 
 import streamlit as st
 
-from ui import classroom, controls
+from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure
@@ -156,6 +156,23 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
         y_title=t("common.query"),
     )
     show_figure(concat, key="mh_fig_concat", look_for_key="mh.look_concat")
+    if H > 1:
+        entropy = view.normalized_entropy
+        sharpest = min(range(H), key=lambda h: entropy[h])  # the lowest bar of the chart below
+        questions.ask(
+            "mh_sharpest",
+            prompt_key="q.mh_sharp_prompt",
+            prompt_kwargs={"H": H},
+            answer=sharpest + 1,
+            min_value=1,
+            max_value=H,
+            explain_key="q.mh_sharp_explain",
+            explain_kwargs={
+                "head": sharpest + 1,
+                "entropy": f"{entropy[sharpest]:.2f}",
+                "support": f"{view.support[sharpest]:.1f}",
+            },
+        )
     _head_bars(view, short)
 
 
@@ -253,6 +270,18 @@ def contiguity_section(view) -> None:
     demo = mh.contiguity(view.heads)
     B, H, L, d_v = demo.shape
     st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
+    questions.ask(
+        "mh_view_error",
+        prompt_key="q.mh_view_prompt",
+        prompt_kwargs={"H": H, "L": L, "d_v": d_v},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="no" if demo.view_error is None else "yes",
+        explain_key="q.mh_view_explain",
+        explain_kwargs={
+            "strides": str(demo.transposed_strides),
+            "contiguous": t("common.yes" if demo.transposed_is_contiguous else "common.no"),
+        },
+    )
     _contiguity_code(demo)
     yes, no = t("common.yes"), t("common.no")
     steps = ("heads", "transposed", "fixed")
@@ -335,6 +364,16 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
     result = mh.permutation_view(spec, kind)
     perm = [int(i) for i in result.perm]
     st.caption(t("mh.perm_order", perm=", ".join(labels[i] for i in perm)))
+    diff = result.map_diff[(spec.pe_kind, spec.mask_kind)]
+    questions.ask(
+        "mh_perm_moves",
+        prompt_key="q.mh_perm_prompt",
+        prompt_kwargs={"pe": t(f"mh.pe_{spec.pe_kind}"), "mask": t(f"mh.mask_{spec.mask_kind}")},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if diff < 1e-6 else "no",
+        explain_key="q.mh_perm_explain",
+        explain_kwargs={"diff": f"{diff:.1e}"},
+    )
     _permutation_table(result)
     shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
     rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
