@@ -16,6 +16,8 @@ from functools import partial
 
 import streamlit as st
 
+from core import attention as attn
+from core import attention_analysis as aa
 from ui import attention as ua
 from ui import classroom, questions
 from ui import controls as uc
@@ -193,14 +195,15 @@ def qkv_section(s: ua.SdpSetup) -> None:
         y_title=t("sdp.axis_token"),
         height=max(320, 60 + 22 * len(s.labels)),
     )
-    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv")
+    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv", code=aa.make_inputs)
 
 
 def _heat(kind: str, z, s: ua.SdpSetup, title: str, key: str, **look: object) -> None:
     kx, qy = t("sdp.axis_key"), t("sdp.axis_query")
     builder = {"scores": ua.score_heatmap, "weights": ua.weights_heatmap}[kind]
     fig = builder(z, x_labels=s.labels, y_labels=s.labels, title=title, x_title=kx, y_title=qy)
-    show_figure(fig, key=key, look_for_key=f"sdp.look_{key.removeprefix('sdp_fig_')}", **look)
+    look_key = f"sdp.look_{key.removeprefix('sdp_fig_')}"
+    show_figure(fig, key=key, look_for_key=look_key, code=attn.attention_steps, **look)
 
 
 def pipeline_section(s: ua.SdpSetup) -> None:
@@ -242,7 +245,7 @@ def pipeline_section(s: ua.SdpSetup) -> None:
             x_title=t("sdp.axis_dv"),
             y_title=t("sdp.axis_query"),
         )
-        show_figure(fig, key="sdp_fig_output", look_for_key="sdp.look_output")
+        show_figure(fig, key="sdp_fig_output", look_for_key="sdp.look_output", code=attn.attention_steps)
     with c6:
         _repeated_tokens(s)
 
@@ -295,7 +298,7 @@ def _dk_figure(e, dk: int, name: str) -> None:
         vline=dk,
         vline_text=t("sdp.current_dk"),
     )
-    show_figure(fig, key=f"sdp_fig_dk_{name}", look_for_key=f"sdp.look_dk_{name}")
+    show_figure(fig, key=f"sdp_fig_dk_{name}", look_for_key=f"sdp.look_dk_{name}", code=attn.dk_experiment)
 
 
 def dk_section(c: ua.SdpControls) -> None:
@@ -446,7 +449,9 @@ def normalizer_section(s: ua.SdpSetup) -> None:
         x_title=t("sdp.axis_key"),
         y_title=t("sdp.axis_query"),
     )
-    show_figure(fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers")
+    show_figure(
+        fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers", code=aa.normalizer_weights
+    )
     soft = res[[r.name for r in res].index("softmax")]
     questions.ask(
         "sdp_softmax_zero",
@@ -494,7 +499,9 @@ def nw_normalizer_section() -> None:
         query_name=t("sdp.query_point"),
         radius_name=t("sdp.radius_band"),
     )
-    show_figure(fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers")
+    show_figure(
+        fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers", code=aa.nw_normalizers
+    )
     st.markdown(t("sdp.sparse_epanechnikov", diff=f"{nw.max_diff_epanechnikov:.1e}", r=f"{nw.radius:.3f}"))
 
 
