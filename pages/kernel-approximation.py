@@ -12,6 +12,7 @@ from functools import partial
 
 import streamlit as st
 
+from core import kernel_approximation as ka
 from figures import kernel_approximation as fk
 from ui import controls as uc
 from ui import kernel_approximation as uk
@@ -65,7 +66,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
             x_title="x",
             y_title="y",
         )
-        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit")
+        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=ka.rff_nw_predict)
     with b:
         fig = cached_figure(fk.loglog_figure)(
             conv.m,
@@ -81,7 +82,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
             marker_x=float(m),
             marker_text=t("ka.current_m"),
         )
-        show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error")
+        show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error", code=ka.rff_convergence)
 
 
 def attention_intro() -> None:
@@ -149,7 +150,7 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
         signed_last=True,
         zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
-    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx")
+    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=ka.approximate_attention)
 
 
 def features_section(inp: uk.AttentionInputs, seed: int) -> None:
@@ -169,7 +170,9 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
             y_title=t("ka.axis_rel_error"),
             dashed=(t("ka.series_sqrt_m"),),
         )
-        show_figure(fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error")
+        show_figure(
+            fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
+        )
     with b:
         trig = cmp.kinds.index("trigonometric")
         pos = cmp.kinds.index("positive_iid")
@@ -184,7 +187,9 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
             x_title=t("ka.axis_m"),
             y_title=t("ka.axis_share"),
         )
-        show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators")
+        show_figure(
+            fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features
+        )
     st.markdown(t("ka.features_why"))
 
 
@@ -216,7 +221,7 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
         signed=True,
         signed_last=True,
     )
-    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal")
+    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal", code=ka.causal_check)
 
 
 def dissection_section(inp: uk.AttentionInputs) -> None:
@@ -232,7 +237,7 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
     )
-    show_figure(fig, key="ka_fig_tsai", look_for_key="ka.look_tsai")
+    show_figure(fig, key="ka_fig_tsai", look_for_key="ka.look_tsai", code=ka.dissection_weights)
 
 
 COST_REQUESTED = "ka_cost_requested"
