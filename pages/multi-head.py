@@ -16,6 +16,10 @@ from functools import partial
 
 import streamlit as st
 
+from core import diagnostics, permutation, positional
+from core import multihead_analysis as mha
+from core.head_redundancy import redundancy_vs_heads
+from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
@@ -145,7 +149,9 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
         colorbar_title=t("common.weight"),
     )
     look = "mh.look_grid_sentence" if spec.input_kind == "sentence" else "mh.look_grid_random"
-    show_figure(grid, key="mh_fig_grid", look_for_key=look)
+    show_figure(
+        grid, key="mh_fig_grid", look_for_key=look, code=(mha.head_view, MultiHeadAttention.forward_trace)
+    )
     concat = mh.concat_heatmap(
         view.concat,
         n_heads=H,
@@ -155,7 +161,9 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
         x_title=t("mh.concat_x"),
         y_title=t("common.query"),
     )
-    show_figure(concat, key="mh_fig_concat", look_for_key="mh.look_concat")
+    show_figure(
+        concat, key="mh_fig_concat", look_for_key="mh.look_concat", code=MultiHeadAttention.forward_trace
+    )
     if H > 1:
         entropy = view.normalized_entropy
         sharpest = min(range(H), key=lambda h: entropy[h])  # the lowest bar of the chart below
@@ -187,7 +195,7 @@ def _head_bars(view, short: tuple[str, ...]) -> None:
         x_title=t("mh.head_axis"),
         reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
     )
-    show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars")
+    show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars", code=diagnostics.per_head_summary)
 
 
 @st.fragment
@@ -217,7 +225,9 @@ def similarity_section(view) -> None:
             colorbar_title=t("mh.similarity"),
             pair_name=t("mh.pair_name"),
         )
-        show_figure(fig, key="mh_fig_similarity", look_for_key="mh.look_similarity")
+        show_figure(
+            fig, key="mh_fig_similarity", look_for_key="mh.look_similarity", code=diagnostics.head_similarity
+        )
     with right:
         if H == 1:
             st.info(t("mh.one_head"))
@@ -316,7 +326,7 @@ def positions_section(spec: mh.LayerSpec) -> None:
         fig = mh.encoding_heatmap(
             pos.sinusoidal, title=title, x_title=t("mh.dimension"), y_title=t("mh.position")
         )
-        show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe")
+        show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe", code=positional.sinusoidal_encoding)
     with right:
         fig = mh.kernel_heatmap(
             pos.kernel_sinusoidal,
@@ -324,7 +334,7 @@ def positions_section(spec: mh.LayerSpec) -> None:
             x_title=t("mh.position_q"),
             y_title=t("mh.position_p"),
         )
-        show_figure(fig, key="mh_fig_kernel", look_for_key="mh.look_kernel")
+        show_figure(fig, key="mh_fig_kernel", look_for_key="mh.look_kernel", code=positional.position_kernel)
     st.latex(r"PE_p \cdot PE_q = \sum_i \cos\big((p-q)\,\omega_i\big),\qquad \omega_i = 10000^{-2i/d}")
     formula = None if pos.formula is None else (t("mh.formula_name"), *pos.formula)
     for col, kind in zip(st.columns(2), ("sinusoidal", "learned"), strict=True):
@@ -386,7 +396,7 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
         y_title=t("common.query"),
         colorbar_titles=(t("common.weight"), t("mh.diff_short")),
     )
-    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm")
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=permutation.permutation_experiment)
 
 
 def _request_run() -> None:
@@ -421,7 +431,7 @@ def _redundancy_figure(steps: int, points) -> None:
         x_title=t("mh.heads_axis"),
         y_titles=(t("mh.red_y"), t("mh.support_y")),
     )
-    show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy")
+    show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy", code=redundancy_vs_heads)
 
 
 def _redundancy_table(points) -> None:
