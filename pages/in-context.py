@@ -11,6 +11,7 @@ import time
 
 import streamlit as st
 
+from core import in_context as icl
 from figures import in_context as figs
 from ui import in_context as ui_ic
 from ui.i18n import t
@@ -92,7 +93,9 @@ class LiveView:
             y_title=t("ic.axis_bandwidth"),
         )
         with self.bandwidth.container():
-            show_figure(fig, key=f"ic_bw_fig_{self.draws}", look_for_key="ic.bandwidth_look")
+            show_figure(
+                fig, key=f"ic_bw_fig_{self.draws}", look_for_key="ic.bandwidth_look", code=icl.train_icl
+            )
         fig = build.error_figure(
             tuple(run.eval_steps) if run is not None else (),
             tuple(run.test_error) if run is not None else (),
@@ -109,7 +112,7 @@ class LiveView:
             y_title=t("ic.axis_error"),
         )
         with self.error.container():
-            show_figure(fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look")
+            show_figure(fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look", code=icl.train_icl)
         m = run.m if run is not None else ui_ic.identity(config.dim)
         view = ui_ic.context_view(config, m, refs.oracle_h)
         fig = build.task_figure(
@@ -127,7 +130,9 @@ class LiveView:
             w_title=t("ic.axis_weight"),
         )
         with self.task.container():
-            show_figure(fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look")
+            show_figure(
+                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=icl.context_view
+            )
         self.clock.done(started)
 
 
@@ -213,7 +218,7 @@ def window_section(run) -> None:
             x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
             y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
         )
-        show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look")
+        show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=icl.window_of)
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
@@ -249,7 +254,7 @@ def compare_section(config) -> None:
         title=t("ic.compare_fig_title"),
         y_title=t("ic.axis_mse"),
     )
-    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look")
+    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look", code=icl.query_error)
     st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
 
 
@@ -284,7 +289,7 @@ def sweep_section(config) -> None:
         x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
         y_title=t("ic.axis_bandwidth"),
     )
-    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look")
+    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=icl.sweep)
     st.table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:
