@@ -218,7 +218,8 @@ def window_section(run) -> None:
             x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
             y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
         )
-        show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=icl.window_of)
+        ellipse_code = (icl.plane_of, icl.window_of)
+        show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
@@ -254,7 +255,7 @@ def compare_section(config) -> None:
         title=t("ic.compare_fig_title"),
         y_title=t("ic.axis_mse"),
     )
-    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look", code=icl.query_error)
+    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look", code=icl.train_icl)
     st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
 
 
