@@ -16,6 +16,7 @@ from core import kernel_approximation as ka
 from figures import kernel_approximation as fk
 from ui import controls as uc
 from ui import kernel_approximation as uk
+from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
 from ui.sections import Section, controls_first, once, run_sections
@@ -44,11 +45,29 @@ def regression_section() -> None:
     seed = uc.seed("ka_seed", value=0, where=c3)
     fit = uk.rff_fit(h, m, seed)
     conv = uk.rff_convergence(h, seed)
+    _slope_question(conv)
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_fit_rms"), f"{fit.rms_error:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
     rff_figures(uk.regression_data(), fit, conv, h, m)
+
+
+#: What quadrupling m does to an error falling like m^slope, by the nearest slope.
+SLOPE_OUTCOMES = {"halves": -0.5, "quarters": -1.0, "same": 0.0}
+
+
+def _slope_question(conv: uk.RffConvergence) -> None:
+    """Quadruple m: the measured slope of the kernel error says what happens (4^slope)."""
+    nearest = min(SLOPE_OUTCOMES, key=lambda name: abs(SLOPE_OUTCOMES[name] - conv.slope))
+    questions.ask(
+        "ka_quadruple_m",
+        prompt_key="q.ka_slope_prompt",
+        choices={name: f"q.ka_slope_{name}" for name in SLOPE_OUTCOMES},
+        answer=nearest,
+        explain_key="q.ka_slope_explain",
+        explain_kwargs={"slope": f"{conv.slope:.2f}", "factor": f"{4**conv.slope:.2f}"},
+    )
 
 
 def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int) -> None:
@@ -135,6 +154,16 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
     m = int(uc.select_slider("ka.m", key="ka_att_m", options=uk.M_OPTIONS[1:], value=64, where=c1))
     kind = uc.radio("ka.kind", key="ka_kind", options=FEATURE_KINDS, option_prefix="ka.kind_", where=c2)
     r = uk.approximate_attention(inp, m, kind, seed)
+    lowest = float(r.approx.min())
+    questions.ask(
+        "ka_negative",
+        prompt_key="q.ka_negative_prompt",
+        prompt_kwargs={"kind": t(f"ka.kind_{kind}"), "m": m},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if lowest < 0 else "no",
+        explain_key="q.ka_negative_explain",
+        explain_kwargs={"lowest": f"{lowest:.3g}"},
+    )
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
@@ -158,6 +187,19 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     st.markdown(t("ka.features_body"))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
+    best = min(range(len(cmp.kinds)), key=lambda i: cmp.error[i, -1])
+    questions.ask(
+        "ka_best_features",
+        prompt_key="q.ka_best_prompt",
+        prompt_kwargs={"m": int(cmp.m[-1])},
+        choices={kind: f"ka.kind_{kind}" for kind in cmp.kinds},
+        answer=cmp.kinds[best],
+        explain_key="q.ka_best_explain",
+        explain_kwargs={
+            "m": int(cmp.m[-1]),
+            "errors": ", ".join(f"{names[k]} {cmp.error[i, -1]:.3f}" for i, k in enumerate(cmp.kinds)),
+        },
+    )
     a, b = st.columns(2)
     with a:
         series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
