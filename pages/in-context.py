@@ -8,14 +8,17 @@ figures in ``figures.in_context``.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import streamlit as st
 
 from core import in_context as icl
 from figures import in_context as figs
+from ui import classroom
 from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
+from ui.sections import Section, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
 #: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
@@ -298,18 +301,28 @@ def sweep_section(config) -> None:
     st.caption(t("ic.sweep_caption", seconds=result.seconds))
 
 
+def takeaway_section() -> None:
+    st.header(t("ic.takeaway_title"))
+    st.markdown(t("ic.takeaway"))
+
+
 def render() -> None:
     page_header("ic.title", "ic.intro")
     ui_ic.on_page_start()
     idea_section()
-    config = controls_section()
-    run = live_section(config)
-    window_section(run)
+    with classroom.controls_area():
+        config = controls_section()
+    sections = [
+        Section("ic.live_title", partial(live_section, config)),
+        Section("ic.window_title", lambda: window_section(ui_ic.live().run)),  # the run on screen
+    ]
     if config is not None:
-        compare_section(config)
-        sweep_section(config)
-    st.header(t("ic.takeaway_title"))
-    st.markdown(t("ic.takeaway"))
+        sections += [
+            Section("ic.compare_title", partial(compare_section, config)),
+            Section("ic.sweep_title", partial(sweep_section, config)),
+        ]
+    sections.append(Section("ic.takeaway_title", takeaway_section))
+    run_sections("in-context", sections)
 
 
 render()
