@@ -17,7 +17,7 @@ from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from figures import kernel_regression as figs
-from ui import classroom, controls
+from ui import classroom, controls, questions
 from ui.i18n import t
 from ui.layout import page_header, show_figure
 from ui.sections import Section, run_sections
@@ -282,6 +282,20 @@ def row_section(v: View) -> None:
     data, xq = v.data, v.xq
     row = kr.weights(data.x, np.array([xq]), v.kernel, v.h)[0]
     y_hat = float(kr.fit(data.x, data.y, np.array([xq]), v.kernel, v.h)[0])
+    active = 0 if np.isnan(y_hat) else int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
+    if active:
+        questions.ask(
+            "kr_active",
+            prompt_key="q.kr_active_prompt",
+            prompt_kwargs={"xq": f"{xq:.3g}", "h": kr.fmt_h(v.h), "n": data.x.size},
+            answer=active,
+            tolerance=0.2,
+            relative=True,
+            min_value=0,
+            max_value=data.x.size,
+            explain_key="q.kr_active_explain",
+            explain_kwargs={"active": active, "n": data.x.size, "h": kr.fmt_h(v.h)},
+        )
     fig = figs.attention_row_figure(
         data.x,
         data.y,
@@ -300,7 +314,6 @@ def row_section(v: View) -> None:
     if np.isnan(y_hat):
         st.warning(t("kr.row_undefined", xq=f"{xq:.3g}"), icon=":material/block:")
     else:
-        active = int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
         st.caption(t("kr.row_summary", y_hat=f"{y_hat:.4f}", active=active, n=data.x.size))
 
 
@@ -316,6 +329,28 @@ def matrix_section(v: View) -> None:
         y_title=t("kr.axis_query"),
     )
     show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
+    row = int(np.argmin(np.abs(queries - v.xq)))  # the matrix row nearest to x*
+    questions.ask(
+        "kr_row",
+        prompt_key="q.kr_row_prompt",
+        prompt_kwargs={
+            "q": queries.size,
+            "lo": f"{queries[0]:.3g}",
+            "hi": f"{queries[-1]:.3g}",
+            "xq": f"{v.xq:.3g}",
+        },
+        answer=row,
+        min_value=0,
+        max_value=queries.size - 1,
+        explain_key="q.kr_row_explain",
+        explain_kwargs={
+            "row": row,
+            "step": f"{queries[1] - queries[0]:.3g}",
+            "lo": f"{queries[0]:.3g}",
+            "xq": f"{v.xq:.3g}",
+            "x_row": f"{queries[row]:.3g}",
+        },
+    )
 
 
 def kernels_section(v: View) -> None:
@@ -340,6 +375,7 @@ def cv_section(v: View) -> None:
     with st.spinner(t("kr.computing")):
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
         h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
+    _cv_question(v, cv, cv_star)
     fig = figs.cv_figure(
         np.asarray(v.h_grid),
         cv,
@@ -365,6 +401,26 @@ def cv_section(v: View) -> None:
         on_click=_set_bandwidth,
         args=(v.h_key, snapped),
         disabled=snapped == v.h,
+    )
+
+
+def _cv_question(v: View, cv: np.ndarray, cv_star: float) -> None:
+    """As h -> 0: the CV curve at the grid's smallest h against its minimum (NaN: no neighbour left)."""
+    smallest = float(cv[0])
+    outcome = "undefined" if np.isnan(smallest) else "rises" if smallest > cv_star else "falls"
+    questions.ask(
+        "kr_cv_small_h",
+        prompt_key="q.kr_cv_prompt",
+        prompt_kwargs={"kernel": v.kernel_name},
+        choices={"rises": "q.kr_cv_rises", "falls": "q.kr_cv_falls", "undefined": "q.kr_cv_undefined"},
+        answer=outcome,
+        explain_key=f"q.kr_cv_explain_{outcome}",
+        explain_kwargs={
+            "h_min": kr.fmt_h(v.h_grid[0]),
+            "cv_min": f"{smallest:.4f}",
+            "cv_star": f"{cv_star:.4f}",
+            "kernel": v.kernel_name,
+        },
     )
 
 
