@@ -16,7 +16,7 @@ from core import findings as verdicts
 from core.training import Findings, Preview, TrainResult
 from core.transformer import TransformerConfig
 from figures import training as figs
-from ui import classroom, controls
+from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
@@ -169,6 +169,62 @@ def render_data(shown: Preview) -> None:
     show_figure(fig, key="tr_walks_fig", look_for_key="tr.walks_look")
 
 
+def _untrained_question(shown: Preview) -> None:
+    """Before training: the weight query 0 gives key 0 in the untrained model's map (layer 1, head 1)."""
+    T = shown.config.seq_len
+    weight = float(shown.attention[0][0, 0, 0])
+    levels = {"one": 1.0, "uniform": 1.0 / T, "zero": 0.0}
+    questions.ask(
+        "tr_query0",
+        prompt_key="q.tr_query0_prompt",
+        prompt_kwargs={"mask": t("common.yes" if shown.config.causal else "common.no")},
+        choices={name: f"q.tr_query0_{name}" for name in levels},
+        choice_kwargs={"T": T},
+        answer=min(levels, key=lambda name: abs(levels[name] - weight)),
+        explain_key="q.tr_query0_explain_causal" if shown.config.causal else "q.tr_query0_explain_open",
+        explain_kwargs={"weight": f"{weight:.3f}", "T": T},
+    )
+
+
+def _attention_question(run: TrainResult, attention: dict[str, float]) -> None:
+    """After training: does attention go where the post says (recent positions / position t + 1)?"""
+    verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
+    kind = "recent" if run.config.causal else "ahead"
+    factor = verdicts.RECENT_FACTOR if run.config.causal else verdicts.AHEAD_FACTOR
+    questions.ask(
+        f"tr_{kind}",
+        prompt_key=f"q.tr_{kind}_prompt",
+        prompt_kwargs={"epochs": run.epochs_done, "factor": factor},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if verdict.key.endswith("_yes") else "no",
+        explain_key=f"q.tr_{kind}_explain",
+        explain_kwargs={
+            "share": f"{attention['recent3' if run.config.causal else 'ahead']:.0%}",
+            "uniform": f"{attention['recent3_uniform' if run.config.causal else 'ahead_uniform']:.0%}",
+        },
+    )
+
+
+def _shuffle_question(run: TrainResult, shuffle: dict[str, float]) -> None:
+    """After training: what shuffling the history does to the loss, in the verdict's three bands."""
+    key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
+    outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
+    questions.ask(
+        "tr_shuffle",
+        prompt_key="q.tr_shuffle_prompt",
+        prompt_kwargs={"pos": t(f"tr.positional_{run.config.positional}")},
+        choices={name: f"q.tr_shuffle_{name}" for name in ("collapse", "some", "same")},
+        choice_kwargs={"collapse": verdicts.COLLAPSE_RATIO, "same": verdicts.UNAFFECTED_RATIO},
+        answer=outcome,
+        explain_key="q.tr_shuffle_explain",
+        explain_kwargs={
+            "ordered": f"{shuffle['ordered']:.3g}",
+            "shuffled": f"{shuffle['shuffled']:.3g}",
+            "ratio": f"{shuffle['ratio']:.2f}",
+        },
+    )
+
+
 def render_controls_and_config():
     """Preset, grouped controls and the resulting config (None with an error shown)."""
     ui_tr.preset_selector()
@@ -222,6 +278,7 @@ def prediction_section(run: TrainResult) -> None:
 def where_section(run: TrainResult) -> None:
     found = _findings(run)
     st.subheader(t("tr.where_title"))
+    _attention_question(run, found.attention)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
         fig = figs.distance_bars(
@@ -252,6 +309,7 @@ def shuffle_section(run: TrainResult) -> None:
     st.subheader(t("tr.shuffle_title"))
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
+    _shuffle_question(run, s)
     cols = st.columns(3)
     cols[0].metric(t("tr.metric_ordered"), f"{s['ordered']:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s['shuffled']:.3g}")
@@ -358,6 +416,7 @@ def live_section(config: TransformerConfig | None, run: TrainResult | None) -> N
     upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
     if run is None and upcoming is not None and not training:
         render_data(upcoming)
+        _untrained_question(upcoming)
     view = LiveView(wide_heads=shown is not None and shown.n_heads > WIDE_HEADS)
 
     if training:
