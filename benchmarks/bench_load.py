@@ -1,7 +1,7 @@
 """Classroom load: 30 students moving a control every 3 s for 60 s against one ``streamlit run``.
 
 ``python -m benchmarks load [--users N] [--seconds S] [--spawn-rate R] [--host http://127.0.0.1:PORT]
-[--json PATH]`` (or ``make bench`` / ``make bench-load``). The students are Locust users speaking
+[--cold] [--json PATH]`` (or ``make bench`` / ``make bench-load``). The students are Locust users speaking
 Streamlit's websocket protocol (``benchmarks/load/``); without ``--host`` a server is started on a
 free loopback port and stopped afterwards. Prints p50 / p95 rerun latency, reruns/s, errors and the
 server's peak RSS. Target (issue 8): p95 <= 1 s and 0 errors with 30 students.

@@ -15,6 +15,9 @@ widget manager does), the moved one at a fresh random value: a step of the slide
 it has now. A bound control's value is also written into the query string, as the browser writes
 it into the URL.
 
+Each run also counts the elements (content, not controls) that differ from what the same place of
+the page showed before: evidence that a move reached the server and changed what it draws.
+
 A rerun is an error when its ForwardMsgs contain an exception element, a script compilation error or
 "page not found", when it does not finish within the timeout, or when the connection drops.
 
@@ -53,6 +56,16 @@ TRAINING_CONTROLS = frozenset({"k2a_steps", "k2a_lr", "k2a_h0"})
 #: Seconds a rerun may take before it counts as an error.
 RERUN_TIMEOUT_S = 120.0
 _ID_PREFIX = "$$ID-"
+#: Element types that are controls or effects, not content: left out of "what the page shows".
+_NOT_CONTENT = frozenset(
+    {
+        "audio_input", "balloons", "button", "button_group", "camera_input", "chat_input", "checkbox",
+        "color_picker", "date_input", "date_time_input", "download_button", "feedback", "file_uploader",
+        "link_button", "menu_button", "multiselect", "number_input", "page_link", "pagination", "radio",
+        "selectbox", "skeleton", "slider", "snow", "spinner", "text_area", "text_input", "time_input",
+        "toast",
+    }
+)  # fmt: skip
 #: Where an element sits on the page (ForwardMsg.metadata.delta_path).
 Place = tuple[int, ...]
 
@@ -312,15 +325,20 @@ class StreamlitSession:
     def _note_delta(self, fwd: ForwardMsg, seen: dict[str, Control], drawn: dict[Place, int]) -> None:
         """Note the element a delta draws (its place and content) and the controls among them.
 
-        Transient deltas (spinners) are left out: they come and go at the place of an element in
-        every run and would make an unchanged page look changed.
+        Only what the page shows counts: transient deltas (spinners) come and go at the place of an
+        element in every run, and controls carry per-run fields (a download button's fresh file id,
+        a one-shot ``set_value``); both would make an unchanged page look changed.
         """
         delta = fwd.delta
         kind = delta.WhichOneof("type")
-        if kind not in ("new_element", "add_block"):
+        if kind == "add_block":
+            drawn[tuple(fwd.metadata.delta_path)] = hash(delta.SerializeToString())
+        if kind != "new_element":
             return
-        drawn[tuple(fwd.metadata.delta_path)] = hash(delta.SerializeToString())
-        if kind == "new_element" and delta.new_element.WhichOneof("type") == "slider":
+        element = delta.new_element.WhichOneof("type")
+        if element not in _NOT_CONTENT:
+            drawn[tuple(fwd.metadata.delta_path)] = hash(delta.SerializeToString())
+        elif element == "slider":
             w = delta.new_element.slider
             if not w.disabled and not w.form_id:  # a form's slider waits for its submit button
                 seen[w.id] = Control.from_proto(w, delta.fragment_id)

@@ -1,10 +1,12 @@
 """Classroom load, headless: N students (Locust users) against one Streamlit server for a bounded time.
 
 ``python -m benchmarks load [--users 30] [--seconds 60] [--spawn-rate 5] [--host http://127.0.0.1:PORT]
-[--json PATH]``. Without ``--host`` it starts its own ``streamlit run app.py`` on a free loopback
-port and stops it afterwards; it never targets anything but 127.0.0.1. The run stops by itself
-after ``--seconds``: students then finish the rerun they are waiting for (up to the rerun timeout)
-and close their sessions.
+[--cold] [--json PATH]``. Without ``--host`` it starts its own ``streamlit run app.py`` on a free
+loopback port and stops it afterwards; it never targets anything but 127.0.0.1. First every page is
+opened once, one after the other (the teacher trying the lesson before sharing the link; ``--cold``
+skips this, and then the students also measure the server's first imports and computations). The
+run stops by itself after ``--seconds``: students then finish the rerun they are waiting for (up to
+the rerun timeout) and close their sessions.
 
 Reported: p50 / p95 / max rerun latency (a move: send -> ``script_finished``), reruns/s (moves that
 finished, over the wall time from the first student to the last one stopping), errors, whether
@@ -46,6 +48,9 @@ MAX_ERROR_MESSAGES = 10
 @dataclass(frozen=True)
 class PageStats:
     page: str
+    students: int  # sessions opened on the page (a student reloading after an error counts again)
+    errors: int
+    open_p50_s: float | None
     reruns: int
     p50_s: float | None
     p95_s: float | None
@@ -77,6 +82,8 @@ class LoadResult:
     server_cpu_s: float | None
     client_cpu_s: float
     pages: tuple[PageStats, ...]
+    warmed_up: bool  # each page was opened once before the students came
+    warm_up_errors: tuple[str, ...]
 
     @property
     def all_finished(self) -> bool:
@@ -98,8 +105,14 @@ def run_load(
     *,
     seed: int | None = None,
     rerun_timeout: float = RERUN_TIMEOUT_S,
+    warm_up: bool = True,
 ) -> LoadResult:
-    """Run ``users`` students for ``seconds`` against ``host`` (or a fresh ``streamlit run``)."""
+    """Run ``users`` students for ``seconds`` against ``host`` (or a fresh ``streamlit run``).
+
+    ``warm_up``: before the students come, open each page once, one after the other (the teacher
+    trying the lesson before sharing the link), so the window measures reruns rather than the
+    server's first imports and first computations. ``warm_up=False`` measures a cold classroom.
+    """
     with ExitStack() as stack:
         if host is None:
             server = stack.enter_context(serve_streamlit())
@@ -107,7 +120,22 @@ def run_load(
         else:
             pid = server_pid(loopback_port(host))
         loopback_port(host)
-        return _run(host, pid, users, seconds, spawn_rate, seed, rerun_timeout)
+        return _run(host, pid, users, seconds, spawn_rate, seed, rerun_timeout, warm_up)
+
+
+def _warm_up(host: str, timeout: float) -> tuple[str, ...]:
+    """Open every page once, one after the other; the errors seen."""
+    errors = []
+    for page in LOAD_PAGES:
+        session = StreamlitSession(host, page, timeout=timeout)
+        try:
+            session.connect()
+            opened = session.open()
+            if opened.error:
+                errors.append(f"{page}: {opened.error}")
+        finally:
+            session.close()
+    return tuple(errors)
 
 
 def _run(
@@ -118,6 +146,7 @@ def _run(
     spawn_rate: float,
     seed: int | None,
     rerun_timeout: float,
+    warm_up: bool,
 ) -> LoadResult:
     Student.rerun_timeout = rerun_timeout
     env = Environment(user_classes=[Student], host=host, stop_timeout=rerun_timeout + 10)
@@ -133,6 +162,7 @@ def _run(
     me = psutil.Process()
     cpu0 = sum(me.cpu_times()[:2])
     with TreeSampler(pid) as sampler:
+        warm_up_errors = _warm_up(host, rerun_timeout) if warm_up else ()
         runner = env.create_local_runner()
         start = time.perf_counter()
         runner.start(users, spawn_rate=spawn_rate)
@@ -153,7 +183,10 @@ def _run(
     pages = []
     for page in LOAD_PAGES:
         lat = [r.seconds for r in done if r.page == page]
-        pages.append(PageStats(page, len(lat), _pct(lat, 50), _pct(lat, 95)))
+        opened = sum(r.page == page for r in opens)
+        errs = sum(r.page == page for r in failed)
+        first = [r.seconds for r in opens if r.page == page and r.finished]
+        pages.append(PageStats(page, opened, errs, _pct(first, 50), len(lat), _pct(lat, 50), _pct(lat, 95)))
     return LoadResult(
         host=host,
         users=users,
@@ -179,6 +212,8 @@ def _run(
         server_cpu_s=sampler.cpu_seconds,
         client_cpu_s=client_cpu,
         pages=tuple(pages),
+        warmed_up=warm_up,
+        warm_up_errors=warm_up_errors,
     )
 
 
@@ -194,18 +229,24 @@ def report(r: LoadResult) -> str:
     met = r.p95_s is not None and r.p95_s <= TARGET_P95_S and r.errors == 0
     lines = [
         f"classroom load: {r.users} students for {r.seconds:g} s against {r.host} "
-        f"(spawn {r.spawn_rate:g}/s, a move every {MOVE_EVERY_S:g} s; wall {r.wall_s:.1f} s)",
+        f"(spawn {r.spawn_rate:g}/s, a move every {MOVE_EVERY_S:g} s; wall {r.wall_s:.1f} s; "
+        f"{'pages warmed up first' if r.warmed_up else 'cold server'})",
         f"  reruns (moves)    {r.reruns} ({r.fragment_reruns} fragment-only), {r.reruns_per_s:.2f}/s; "
         f"pages opened {r.opens} (first run p50 {_s(r.open_p50_s)})",
         f"  rerun latency     p50 {_s(r.p50_s)}  p95 {_s(r.p95_s)}  max {_s(r.max_s)}",
         f"  errors            {r.errors}" + "".join(f"\n    - {m}" for m in r.error_messages),
+        *(f"  warm-up error     {m}" for m in r.warm_up_errors),
         f"  finished          {r.finished} of {r.sent} script runs sent got their script_finished",
         f"  moves that changed the page  {r.changed} of {r.reruns}",
         f"  server RSS        peak {_mib(r.peak_rss_bytes)} (at start {_mib(r.start_rss_bytes)})",
         f"  CPU               server {_s(r.server_cpu_s)}, load generator {_s(r.client_cpu_s)}; "
         f"{'-' if r.mb_per_rerun is None else f'{r.mb_per_rerun:.2f}'} MB received per move",
-        "  per page          "
-        + "; ".join(f"{p.page} {p.reruns} p50 {_s(p.p50_s)} p95 {_s(p.p95_s)}" for p in r.pages),
+        "  per page          opens errors  first run p50 | reruns  p50  p95"
+        + "".join(
+            f"\n    {p.page:22s} {p.students:3d} {p.errors:3d}  {_s(p.open_p50_s):>9s} | "
+            f"{p.reruns:4d}  {_s(p.p50_s)}  {_s(p.p95_s)}"
+            for p in r.pages
+        ),
         f"  target (issue 8: p95 <= {TARGET_P95_S:g} s, 0 errors): {'met' if met else 'NOT met'}",
     ]  # fmt: skip
     return "\n".join(lines)
@@ -219,6 +260,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default=None, help="http://127.0.0.1:PORT (default: start a server)")
     parser.add_argument("--rerun-timeout", type=float, default=RERUN_TIMEOUT_S)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--cold", action="store_true", help="no warm-up: the students are the server's first visitors"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args(argv)
     if args.host is not None:
@@ -234,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.spawn_rate,
         seed=args.seed,
         rerun_timeout=args.rerun_timeout,
+        warm_up=not args.cold,
     )
     print(report(result), flush=True)
     if args.json is not None:

@@ -87,8 +87,6 @@ def test_every_control_moves_and_reruns(server_url, page):
 
 
 def test_three_students_for_ten_seconds(server_url, tmp_path):
-    for page in LOAD_PAGES:  # warm: the first imports of a cold server are not what is tested here
-        _open(server_url, page).close()
     out = tmp_path / "load.json"
     subprocess.run(
         [
