@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import in_context as icl
 from figures import in_context as figs
-from ui import classroom
+from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figure, page_header, show_figure
@@ -35,6 +35,54 @@ sweep_figure = cached_figure(figs.sweep_figure)
 error_bars = cached_figure(figs.error_bars)
 
 NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
+
+
+#: A bandwidth that moves by less than this factor counts as "about the same" in the questions.
+SAME_FACTOR = 1.1
+TREND_CHOICES = {"narrower": "q.ic_narrower", "wider": "q.ic_wider", "same": "q.ic_same"}
+
+
+def _trend(before: float, after: float) -> str:
+    """``narrower``, ``wider`` or ``same`` (within :data:`SAME_FACTOR`) from one bandwidth to the next."""
+    if after < before / SAME_FACTOR:
+        return "narrower"
+    return "wider" if after > before * SAME_FACTOR else "same"
+
+
+def _lipschitz_question(config, refs) -> None:
+    """Before training: double L; the oracle's bandwidth at 2L against the one at L (both measured)."""
+    steeper = ui_ic.references(config.replace(lipschitz=2 * config.lipschitz))
+    lips = {"L": f"{config.lipschitz:g}", "L2": f"{2 * config.lipschitz:g}", "n": config.n_context}
+    questions.ask(
+        "ic_steeper",
+        prompt_key="q.ic_steeper_prompt",
+        prompt_kwargs=lips,
+        choices=TREND_CHOICES,
+        choice_kwargs={"factor": SAME_FACTOR},
+        answer=_trend(refs.oracle_h, steeper.oracle_h),
+        explain_key="q.ic_steeper_explain",
+        explain_kwargs=lips | {"h": f"{refs.oracle_h:.3f}", "h2": f"{steeper.oracle_h:.3f}"},
+    )
+
+
+def _learned_question(run, refs) -> None:
+    """After training: where the learned bandwidth ended, against the oracle (the page's verdict)."""
+    h = run.bandwidth[-1]
+    outcome = {"ic.verdict_h_match": "match", "ic.verdict_h_wide": "wide", "ic.verdict_h_narrow": "narrow"}
+    questions.ask(
+        "ic_learned_h",
+        prompt_key="q.ic_learned_prompt",
+        prompt_kwargs={"steps": run.steps_done, "oracle_h": f"{refs.oracle_h:.3f}"},
+        choices={k: f"q.ic_learned_{k}" for k in ("match", "wide", "narrow")},
+        choice_kwargs={"pct": f"{ui_ic.AT_ORACLE_RTOL:.0%}"},
+        answer=outcome[ui_ic.verdict_bandwidth(h, refs.oracle_h)],
+        explain_key="q.ic_learned_explain",
+        explain_kwargs={
+            "h": f"{h:.3f}",
+            "oracle_h": f"{refs.oracle_h:.3f}",
+            "loo_h": f"{refs.loo_h_median:.3f}",
+        },
+    )
 
 
 def names() -> dict[str, str]:
@@ -179,6 +227,8 @@ def live_section(config) -> object:
         return None
     with st.spinner(t("ic.measuring_refs")):
         refs = ui_ic.references(shown)
+    if run is None:
+        _lipschitz_question(shown, refs)
     view = LiveView()
     if ui_ic.mode(config) in ("running", "step"):
         if run is not None and run.config.same_run_as(config):
@@ -194,6 +244,7 @@ def live_section(config) -> object:
         st.rerun()
     view.draw(shown, refs, run)
     if run is not None:
+        _learned_question(run, refs)
         h = run.bandwidth[-1]
         st.markdown(
             t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
@@ -280,6 +331,24 @@ def sweep_section(config) -> None:
     if result is None:
         st.caption(t("ic.sweep_hint"))
         return
+    n0, n1 = int(result.n_context[0]), int(result.n_context[-1])
+    questions.ask(
+        "ic_more_context",
+        prompt_key="q.ic_context_prompt",
+        prompt_kwargs={"n0": n0, "n1": n1},
+        choices=TREND_CHOICES,
+        choice_kwargs={"factor": SAME_FACTOR},
+        answer=_trend(float(result.learned_n[0]), float(result.learned_n[-1])),
+        explain_key="q.ic_context_explain",
+        explain_kwargs={
+            "n0": n0,
+            "n1": n1,
+            "h0": f"{result.learned_n[0]:.3f}",
+            "h1": f"{result.learned_n[-1]:.3f}",
+            "o0": f"{result.oracle_n[0]:.3f}",
+            "o1": f"{result.oracle_n[-1]:.3f}",
+        },
+    )
     fig = sweep_figure(
         result.lipschitz,
         result.noise,
