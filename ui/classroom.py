@@ -40,16 +40,13 @@ def requested() -> bool:
 
 
 def present_switch() -> bool:
-    """The sidebar toggle (bound to ``?present``); returns whether this run presents.
-
-    ``?present=1`` is accepted as well as Streamlit's own ``true``.
-    """
-    if PRESENT_KEY not in st.session_state:
-        st.session_state[PRESENT_KEY] = requested()
-    on = controls.toggle("common.present", key=PRESENT_KEY, help_key="common.present_help", where=st.sidebar)
+    """The sidebar toggle (kept in the URL as ``?present=1``); returns whether this run presents."""
+    if PRESENT_KEY not in st.query_params and st.session_state.get(_MEMORY):
+        st.query_params[PRESENT_KEY] = "1"  # carried over from the previous page (see the module doc)
+    on = controls.flag("common.present", key=PRESENT_KEY, help_key="common.present_help", where=st.sidebar)
     st.session_state[_MEMORY] = on
     if on:
-        controls.toggle(
+        controls.flag(
             "common.questions_on", key=QUESTIONS_KEY, value=True, help_key="common.questions_on_help",
             where=st.sidebar,
         )  # fmt: skip

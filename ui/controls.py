@@ -295,6 +295,37 @@ def toggle(
     )
 
 
+#: How a link may spell a flag.
+_FLAG_WORDS = {w: True for w in ("1", "true", "yes", "on")} | {w: False for w in ("0", "false", "no", "off")}
+
+
+def flag(
+    label_key: str,
+    *,
+    key: str,
+    value: bool = False,
+    help_key: str | None = None,
+    where: Any | None = None,
+) -> bool:
+    """An on/off toggle kept in the URL as ``?key=1`` by this module (``?key=0`` when it is off
+    against a default of on). ``1/true/yes/on`` and ``0/false/no/off`` are read from a link;
+    anything else falls back to ``value``. For switches a teacher types into a link by hand
+    (``?present=1``), which Streamlit's own binding (``true``/``false``) would drop.
+    """
+    # The toggle's starting value comes from the URL, which this function keeps in step with the
+    # toggle: the same value is passed on every run, so Streamlit keeps the widget's state.
+    start = _FLAG_WORDS.get(str(st.query_params.get(key, "")).lower(), value)
+    help_text = t(help_key) if help_key else None
+    on = bool(_where(where).toggle(t(label_key), value=start, key=key, help=help_text))
+    st.session_state.setdefault(OPTIONS_SEEN, {})[key] = (False, True)
+    if on == value:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != ("1" if on else "0"):
+        st.query_params[key] = "1" if on else "0"
+    return on
+
+
 def seed(key: str, *, value: int = 42, where: Any | None = None) -> int:
     """The seed control every random thing on a page takes (bound to the URL)."""
     return int(
