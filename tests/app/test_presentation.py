@@ -1,0 +1,102 @@
+"""Presentation mode (?present=1): one section per slide, stepped with Previous / Next."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import TIMEOUT, assert_clean, open_page
+from tests.conftest import ROOT
+from ui.i18n import load_catalogue
+
+#: Every page and the number of sections it has (its slides) on the default view.
+PAGES = {
+    "home": 3,
+    "kernel-regression": 9,
+    "kernels-to-attention": 4,
+    "scaled-dot-product": 7,
+    "kernel-approximation": 6,
+    "multi-head": 5,
+    "training": 1,  # before any run: the live section only (the findings need a trained model)
+    "in-context": 5,
+}
+
+
+def _titles(at) -> list[str]:
+    """Every header and subheader drawn in the main area, in order."""
+    return [h.value for h in at.main.get("header")] + [h.value for h in at.main.get("subheader")]
+
+
+def _open_link(page: str, **params: str) -> AppTest:
+    """Open ``/<page>?params`` directly, as a shared link does (no visit to the start page first)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(f"pages/{page}.py")
+    return at.run()
+
+
+def _slide(at) -> int:
+    return int(at.selectbox(key="slide").value)
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_present_mode_steps_through_every_section(page):
+    whole = open_page(page)
+    assert_clean(whole)
+    at = open_page(page, params={"present": "1"})
+    assert_clean(at)
+    picker = at.selectbox(key="slide")
+    assert len(picker.options) == PAGES[page]
+    assert _slide(at) == 1
+    first = _titles(at)
+    assert len(first) < len(_titles(whole)) or PAGES[page] == 1  # a slide is part of the page
+    seen = [tuple(first)]
+    for n in range(2, PAGES[page] + 1):
+        at.button(key="slide_next").click().run()
+        assert_clean(at)
+        assert _slide(at) == n
+        seen.append(tuple(_titles(at)))
+    assert at.button(key="slide_next").disabled
+    assert len(set(seen)) == len(seen)  # every slide shows something else
+    if PAGES[page] > 1:
+        at.button(key="slide_previous").click().run()
+        assert _slide(at) == PAGES[page] - 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_opens_on_its_slide_with_the_intro_only_on_the_first(lang):
+    at = _open_link("scaled-dot-product", lang=lang, present="1", slide="3")
+    assert_clean(at)
+    assert _slide(at) == 3
+    cat = load_catalogue(lang)
+    headers = [h.value for h in at.main.get("header")]
+    assert headers == [cat["sdp.dk_title"]]  # slide 3 is the d_k experiment, alone
+    intro = cat["sdp.intro"]
+    assert not any(intro in m.value for m in at.main.get("markdown"))
+    first = _open_link("scaled-dot-product", lang=lang, present="1")
+    assert any(intro in m.value for m in first.main.get("markdown"))
+    # the page-wide controls are still there (folded), so the slide's figures can be driven
+    at.select_slider(key="sdp_dk").set_value(64).run()
+    assert_clean(at)
+    assert _slide(at) == 3
+
+
+def test_presenting_is_off_by_default_and_a_bad_slide_falls_back():
+    at = open_page("kernel-regression")
+    assert not at.toggle(key="present").value
+    assert "slide" not in [s.key for s in at.selectbox]
+    bad = _open_link("kernel-regression", present="1", slide="99")
+    assert_clean(bad)
+    assert _slide(bad) == 1
+    nan = _open_link("kernel-regression", present="1", slide="NaN")
+    assert_clean(nan)
+    assert _slide(nan) == 1
+
+
+def test_turning_presentation_on_in_the_sidebar():
+    at = open_page("multi-head")
+    at.toggle(key="present").set_value(True).run()
+    assert_clean(at)
+    assert _slide(at) == 1
+    assert at.toggle(key="questions").value  # questions shown unless the teacher turns them off
