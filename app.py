@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import classroom
 from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
@@ -60,10 +61,17 @@ def build_pages() -> list[st.Page]:
 
 
 def main() -> None:
-    st.set_page_config(page_title="Attention = Kernel Regression", page_icon="🔍", layout="wide")
+    presenting = classroom.requested()
+    st.set_page_config(
+        page_title="Attention = Kernel Regression",
+        page_icon="🔍",
+        layout="wide",
+        initial_sidebar_state="collapsed" if presenting else "auto",  # a projector shows the slide
+    )
     configure_torch_threads()
     st.html(ROOT / "assets" / "app.css")  # style only: sent to the event container, takes no space
     language_switch()
+    classroom.present_switch()
     resolve_home_alias()
     pages = build_pages()
     page = st.navigation(pages, position="sidebar", expanded=True)

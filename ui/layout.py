@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from figures.export import figure_csv
+from ui import classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
 from ui.router import ensure_routed
@@ -46,8 +47,8 @@ def page_header(title_key: str, intro_key: str | None = None) -> None:
     """
     ensure_routed()
     st.title(t(title_key))
-    if intro_key:
-        st.markdown(t(intro_key))
+    if intro_key and (not classroom.presenting() or classroom.requested_slide() == 1):
+        st.markdown(t(intro_key))  # while presenting: on the first slide only
 
 
 def look_for(key: str, **kwargs: object) -> None:
