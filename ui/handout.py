@@ -61,7 +61,8 @@ class Registry:
 
     def snapshot(self) -> list[HandoutItem]:
         """The items in page order, as ``figures.export.HandoutItem`` (sources read here)."""
-        shown = sorted(self.items.items(), key=lambda kv: kv[0])
+        # a copy first: the click runs on another thread while a rerun may be filling the dict
+        shown = sorted(self.items.copy().items(), key=lambda kv: _page_order(kv[0]))
         out = []
         for _, (kind, key, obj, caption, fns) in shown:
             code = tuple((qualified_name(fn), source(fn)) for fn in fns)
@@ -72,6 +73,11 @@ class Registry:
             else:
                 out.append(HandoutItem(kind, key, caption=caption))
         return out
+
+
+def _page_order(position: tuple) -> tuple:
+    """Sort key of a position: delta paths in page order, key-only positions after them."""
+    return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in position)
 
 
 def registry() -> Registry:

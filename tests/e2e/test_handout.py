@@ -26,7 +26,7 @@ def _download_handout(page, tmp_path) -> Path:
     return saved
 
 
-def test_handout_opens_offline_with_every_figure(page, browser, tmp_path):
+def test_handout_opens_offline_with_every_figure(page, browser, app_url, tmp_path):
     page.open(PATH, lang="en")
     assert_no_exception(page)
     page.wait_for_function(
@@ -34,6 +34,7 @@ def test_handout_opens_offline_with_every_figure(page, browser, tmp_path):
     )
     saved = _download_handout(page, tmp_path)
     assert saved.name == f"{PATH}-en-handout.html"
+    assert f'href="{app_url}/{PATH}' in saved.read_text(encoding="utf-8")  # the view's URL
 
     offline = browser.new_context(viewport={"width": 1200, "height": 900})
     requested: list[str] = []
