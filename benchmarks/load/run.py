@@ -79,7 +79,7 @@ class LoadResult:
     mb_per_rerun: float | None  # ForwardMsg bytes received per move
     peak_rss_bytes: int | None  # server process tree
     start_rss_bytes: int | None
-    server_cpu_s: float | None
+    server_cpu_s: float | None  # during the students' window (after the warm-up)
     client_cpu_s: float
     pages: tuple[PageStats, ...]
     warmed_up: bool  # each page was opened once before the students came
@@ -160,9 +160,10 @@ def _run(
 
     env.events.request.add_listener(on_request)
     me = psutil.Process()
-    cpu0 = sum(me.cpu_times()[:2])
     with TreeSampler(pid) as sampler:
         warm_up_errors = _warm_up(host, rerun_timeout) if warm_up else ()
+        sampler.restart_cpu()  # CPU time of the students' window only, server and load generator
+        cpu0 = sum(me.cpu_times()[:2])
         runner = env.create_local_runner()
         start = time.perf_counter()
         runner.start(users, spawn_rate=spawn_rate)

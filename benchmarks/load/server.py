@@ -144,6 +144,12 @@ class TreeSampler:
         self.peak_rss = max(self.peak_rss or 0, rss)
         self._cpu1 = cpu
 
+    def restart_cpu(self) -> None:
+        """Count CPU time from now on (RSS keeps its start and peak)."""
+        s = self._sample()
+        if s is not None:
+            self._cpu0 = self._cpu1 = s[1]
+
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             self._record()
