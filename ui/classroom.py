@@ -110,7 +110,8 @@ def slide_navigation(titles: Sequence[str]) -> int:
             "common.slide",
             key=SLIDE_KEY,
             options=list(range(1, count + 1)),
-            index=current - 1,
+            index=0,  # slide 1 is the default: any other stays in the URL
             format_func=lambda i: t("common.slide_label", n=i, count=count, title=titles[i - 1]),
+            label_visibility="collapsed",
         )
     return int(shown)

@@ -194,6 +194,7 @@ def selectbox(
     help_key: str | None = None,
     where: Any | None = None,
     on_change: Callable[[], None] | None = None,
+    label_visibility: str = "visible",
 ) -> Any:
     """A selectbox over stable option ids, kept in the URL as the id (``?kr_kernel=gaussian``).
 
@@ -211,6 +212,7 @@ def selectbox(
         help_key=help_key,
         where=where,
         on_change=on_change,
+        label_visibility=label_visibility,
     )
 
 

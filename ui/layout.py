@@ -77,6 +77,20 @@ def show_code(code: CodeArg) -> tuple[Callable[..., Any], ...]:
     return fns
 
 
+#: Plotly's base font while presenting (the house template's is 15 px): read from the back row.
+PROJECTOR_FONT_SIZE = 20
+
+
+def _for_projector(fig: go.Figure) -> go.Figure:
+    """A copy of a (shared, cached) figure with larger type, for presentation mode.
+
+    Only the shown slide's figures are copied; text with its own size (annotations) keeps it.
+    """
+    big = go.Figure(fig)
+    big.update_layout(font={"size": PROJECTOR_FONT_SIZE})
+    return big
+
+
 def show_figure(
     fig: go.Figure,
     *,
@@ -93,7 +107,8 @@ def show_figure(
     page's handout (``ui.handout``). The CSV button and the record add ~0.3 ms per figure
     (``python -m benchmarks show_figure``). ``kwargs`` fill the note's placeholders.
     """
-    element = st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+    shown = _for_projector(fig) if classroom.presenting() else fig
+    element = st.plotly_chart(shown, width="stretch", config=PLOTLY_CONFIG, key=key)
     caption = ""
     if look_for_key:
         caption = t(look_for_key, **kwargs)
