@@ -14,6 +14,7 @@ from ui import classroom
 from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
+from ui.warmup import import_everything
 
 ROOT = Path(__file__).resolve().parent
 
@@ -61,6 +62,7 @@ def build_pages() -> list[st.Page]:
 
 
 def main() -> None:
+    import_everything()  # a class opening a fresh server at once must not race on imports
     presenting = classroom.requested()
     st.set_page_config(
         page_title="Attention = Kernel Regression",
