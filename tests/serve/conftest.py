@@ -1,0 +1,147 @@
+"""Fixtures for serving tests: HAProxy, headless Chromium and a running ``deploy/serve.py``.
+
+HAProxy is found like ``deploy/serve.py`` finds it (``$HAPROXY_PATH``, ``$PATH``, ``/usr/sbin``);
+Chromium like the e2e tests find it. Locally a missing one skips the tests that need it with a loud
+reason; under ``CI=true`` it is a failure, so CI can never pass without running them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from deploy.serve import find_haproxy
+from tests.conftest import ROOT
+from tests.e2e.conftest import browser  # noqa: F401 (the session-wide headless Chromium fixture)
+
+#: Seconds the replicas get to start (two Streamlit processes importing torch on a busy 2-core box).
+START_TIMEOUT_S = 180
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(scope="session")
+def haproxy() -> str:
+    """The HAProxy executable. Skips loudly locally, fails under CI, when absent."""
+    path = find_haproxy()
+    if path is None:
+        reason = (
+            "NO HAPROXY FOUND: the serving tests did not run. Install it with "
+            "`apt-get install -y haproxy` or set HAPROXY_PATH."
+        )
+        if _in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_base_port(count: int) -> int:
+    """A base B such that B+1..B+count are free on 127.0.0.1."""
+    for _ in range(200):
+        base = free_port()
+        if base + count < 65536 and all(_port_free(base + i) for i in range(1, count + 1)):
+            return base
+    raise RuntimeError("no free run of ports")
+
+
+@dataclass
+class Served:
+    """A running ``deploy/serve.py``: its process, the proxy's URL and what it printed."""
+
+    proc: subprocess.Popen
+    url: str
+    port: int
+    out: Path
+    log_dir: Path
+
+    def output(self) -> str:
+        return self.out.read_text(errors="replace")
+
+    def replica_pids(self) -> dict[str, list[int]]:
+        """Every pid each replica has had (a restarted replica gets a new one), in order."""
+        pids: dict[str, list[int]] = {}
+        for name, pid in re.findall(r"^\[serve\] (app\d+): \S+ pid (\d+)", self.output(), re.M):
+            pids.setdefault(name, []).append(int(pid))
+        return pids
+
+    def haproxy_pid(self) -> int:
+        return int(re.search(r"^\[serve\] haproxy: pid (\d+)", self.output(), re.M).group(1))
+
+    def all_pids(self) -> set[int]:
+        return {self.proc.pid, self.haproxy_pid(), *(p for ps in self.replica_pids().values() for p in ps)}
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 40) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise
+
+
+def start_serve(tmp: Path, replicas: int, *extra: str) -> Served:
+    port, base = free_port(), free_base_port(replicas)
+    out = tmp / "serve.out"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [
+                sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas),
+                "--port", str(port), "--host", "127.0.0.1", "--base-port", str(base),
+                "--log-dir", str(tmp / "logs"), "--start-timeout", str(START_TIMEOUT_S), *extra,
+            ],
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    served = Served(proc, f"http://127.0.0.1:{port}", port, out, tmp / "logs")
+    deadline = time.monotonic() + START_TIMEOUT_S + 30
+    while "[serve] Serving the app on" not in served.output():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            served.stop(signal.SIGTERM)
+            logs = "\n".join(
+                f"--- {p.name}\n{p.read_text()[-2000:]}" for p in sorted(served.log_dir.glob("*.log"))
+            )
+            pytest.fail(f"deploy/serve.py did not start; it printed:\n{served.output()}\n{logs}")
+        time.sleep(0.3)
+    return served
+
+
+@pytest.fixture(scope="module")
+def served(haproxy: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``deploy/serve.py`` with 2 replicas on free loopback ports (a dead replica restarts after 8 s)."""
+    s = start_serve(tmp_path_factory.mktemp("serve"), 2, "--restart-delay", "8")
+    try:
+        yield s
+    finally:
+        if s.proc.poll() is None:
+            s.stop(signal.SIGTERM)
