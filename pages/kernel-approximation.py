@@ -12,14 +12,17 @@ from functools import partial
 
 import streamlit as st
 
+import figures.kernel_approximation
 from core import kernel_approximation as ka
-from figures import kernel_approximation as fk
 from ui import controls as uc
 from ui import kernel_approximation as uk
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figure, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, controls_first, once, run_sections
+
+#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
+fk = cached_figures(figures.kernel_approximation)
 
 #: The attention controls, drawn by the first section that asks (see ``ui.sections.once``).
 InputsThunk = Callable[[], tuple[uk.AttentionInputs, int] | None]
@@ -74,7 +77,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
     """The random-feature fit next to the error against m."""
     a, b = st.columns(2)
     with a:
-        fig = cached_figure(fk.rff_fit_figure)(
+        fig = fk.rff_fit_figure(
             data.x,
             data.y,
             fit.x_query,
@@ -87,7 +90,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
         )
         show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=ka.rff_nw_predict)
     with b:
-        fig = cached_figure(fk.loglog_figure)(
+        fig = fk.loglog_figure(
             conv.m,
             {
                 t("ka.series_kernel_rms"): conv.kernel_rms,
@@ -168,7 +171,7 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
     k3.metric(t("ka.metric_den_ratio"), f"{r.min_denominator_ratio:.3g}", help=t("ka.metric_den_ratio_help"))
-    fig = cached_figure(fk.matrices_row)(
+    fig = fk.matrices_row(
         (
             (t("ka.panel_exact"), r.exact),
             (t("ka.panel_approx", m=m), r.approx),
@@ -204,7 +207,7 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     with a:
         series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
         series[t("ka.series_sqrt_m")] = cmp.error[0, -1] * (cmp.m[-1] / cmp.m) ** 0.5
-        fig = cached_figure(fk.loglog_figure)(
+        fig = fk.loglog_figure(
             cmp.m,
             series,
             title=t("ka.fig_feature_error"),
@@ -218,7 +221,7 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     with b:
         trig = cmp.kinds.index("trigonometric")
         pos = cmp.kinds.index("positive_iid")
-        fig = cached_figure(fk.share_figure)(
+        fig = fk.share_figure(
             cmp.m,
             {
                 t("ka.series_trig_negative"): cmp.negative_share[trig],
@@ -252,7 +255,7 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
     k1, k2 = st.columns(2)
     k1.metric(t("ka.metric_causal_diff"), f"{c.max_abs_diff:.1e}")
     k2.metric(t("ka.metric_causal_exact"), f"{c.exact_error:.3f}", help=t("ka.metric_causal_exact_help"))
-    fig = cached_figure(fk.matrices_row)(
+    fig = fk.matrices_row(
         (
             (t("ka.panel_prefix"), c.prefix),
             (t("ka.panel_masked"), c.masked),
@@ -274,7 +277,7 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
         r"K_{\mathrm{poly}}=(1+q\cdot k/\sqrt D)^2"
     )
     weights = uk.dissection(inp)
-    fig = cached_figure(fk.matrices_row)(
+    fig = fk.matrices_row(
         tuple((t(f"ka.kernel_{name}"), weights[name]) for name in KERNEL_NAMES),
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
@@ -344,7 +347,7 @@ def show_cost(run: uk.CostRun | None) -> None:
             else:
                 crossovers[t("ka.crossover", name=name, L=f"{cross:,.0f}")] = cross
         with col:
-            fig = cached_figure(fk.cost_figure)(
+            fig = fk.cost_figure(
                 lengths,
                 values,
                 title=t(f"ka.fig_cost_{field}"),

@@ -11,16 +11,19 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+import figures.kernel_regression
 import ui.kernel_regression as kr
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
-from figures import kernel_regression as figs
 from ui import classroom, controls, questions
 from ui.i18n import t
-from ui.layout import page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, run_sections
+
+#: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
+figs = cached_figures(figures.kernel_regression)
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")

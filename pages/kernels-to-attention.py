@@ -12,15 +12,18 @@ from functools import partial
 
 import streamlit as st
 
+import figures.attention
 from core import bridge
 from core import nadaraya_watson as nw
-from figures import attention as fa
 from ui import attention as ua
 from ui import controls as uc
 from ui import questions
 from ui.i18n import t
-from ui.layout import page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, controls_first, once, run_sections
+
+#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
+fa = cached_figures(figures.attention)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)

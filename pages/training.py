@@ -12,15 +12,18 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
+import figures.training
 from core import findings as verdicts
 from core.training import Findings, Preview, TrainResult
 from core.transformer import TransformerConfig
-from figures import training as figs
 from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
-from ui.layout import cached_figure, page_header, show_figure
+from ui.layout import cached_figure, cached_figures, page_header, show_figure
 from ui.sections import Section, run_sections
+
+#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
+figs = cached_figures(figures.training)
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last

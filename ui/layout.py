@@ -13,7 +13,10 @@ from figures.export import figure_csv
 from ui import classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
+from ui.plotly_spec import install as _install_plotly_spec
 from ui.router import ensure_routed
+
+_install_plotly_spec()  # every figure object is serialised once (see ui.plotly_spec)
 
 #: Plotly config for every chart: no logo, and the download button saves a big PNG for slides.
 PLOTLY_CONFIG: dict[str, Any] = {
@@ -38,6 +41,26 @@ def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     (numpy arrays, numbers, strings, tuples, frozen dataclasses of those).
     """
     return st.cache_resource(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)(builder)
+
+
+class cached_figures:
+    """A ``figures`` module whose every builder is :func:`cached_figure`: ``figs.fit_figure(...)``
+    builds a figure once per distinct input, shared by all sessions."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Callable[..., go.Figure]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        key = (self._module.__name__, name)
+        if key not in _CACHED_BUILDERS:  # once per process: making the cache reads the source
+            _CACHED_BUILDERS[key] = cached_figure(getattr(self._module, name))
+        return _CACHED_BUILDERS[key]
+
+
+#: (module, builder name) -> its cached version, shared by every run of every page.
+_CACHED_BUILDERS: dict[tuple[str, str], Callable[..., go.Figure]] = {}
 
 
 def page_header(title_key: str, intro_key: str | None = None) -> None:
