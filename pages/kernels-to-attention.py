@@ -8,6 +8,7 @@ backs it, computed now.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
@@ -258,14 +259,48 @@ def _dot_vs_distance(seed: int) -> None:
         )
 
 
+@dataclass(frozen=True)
+class LearnRun:
+    """The controls of one learnable-kernel run (what the shown result was trained with)."""
+
+    dims: str
+    n: int
+    seed: int
+    steps: int
+    lr: float
+    h0: float
+
+
+def _request_learning() -> None:
+    st.session_state["k2a_learn_requested"] = True
+
+
+def _learn(run: LearnRun) -> dict:
+    """Train both objectives (cached per run), with a progress bar over the two fits."""
+    bar = st.progress(0.0, text=t("k2a.training"))
+    learn = ua.k2a_learn_1d if run.dims == "1d" else ua.k2a_learn_2d
+    res = learn(
+        run.n,
+        run.seed,
+        run.steps,
+        run.lr,
+        run.h0,
+        on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")),
+    )
+    bar.empty()
+    return res
+
+
+@st.fragment
 def _learnable(n: int, seed: int) -> None:
+    """Learning h by gradient descent: trains only on its button (1-5 s); the last result stays."""
     st.header(t("k2a.learn_title"))
     st.markdown(t("k2a.learn_body"))
     st.latex(
         r"\mathcal{L}(h)=\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j\neq i}w_{ij}(h)\,y_j\Big)^2"
         r"\quad\text{vs}\quad\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j}w_{ij}(h)\,y_j\Big)^2"
     )
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     dims = uc.radio("k2a.dims", key="k2a_dims", options=("1d", "2d"), option_prefix="k2a.dims_", where=c1)
     steps = int(
         uc.slider("k2a.steps", key="k2a_steps", min_value=50, max_value=1000, value=300, step=50, where=c2)
@@ -275,11 +310,27 @@ def _learnable(n: int, seed: int) -> None:
     )
     h0 = float(uc.select_slider("k2a.h0", key="k2a_h0", options=INIT_H, value=1.0, where=c4))
     n_learn = min(n, MAX_LEARN_N)
+    wanted = LearnRun(dims, n_learn, seed, steps, lr, h0)
+    shown: LearnRun | None = st.session_state.get("k2a_learned")
+    if st.session_state.pop("k2a_learn_requested", False) or shown is None:
+        shown = wanted  # on the button, or the first time (a shared link shows its own run)
+    st.session_state["k2a_learned"] = shown
+    c5.button(
+        t("k2a.learn_run"), key="k2a_learn_run", type="primary", icon=":material/play_arrow:",
+        on_click=_request_learning, disabled=shown == wanted, width="stretch",
+    )  # fmt: skip
     st.caption(t("k2a.learn_caption", n=n_learn, cap=MAX_LEARN_N))
+    res = _learn(shown)
+    if shown != wanted:
+        st.info(t("k2a.learn_stale", steps=shown.steps, lr=shown.lr, h0=shown.h0), icon=":material/history:")
+    _show_learned(shown, res)
+
+
+def _show_learned(run: LearnRun, res: dict) -> None:
+    """The result of one learnable-kernel run: table, loss and h paths, the fits."""
+    dims, steps, h0 = run.dims, run.steps, run.h0
     names = {True: t("k2a.name_loo"), False: t("k2a.name_no_loo")}
     if dims == "1d":
-        with st.spinner(t("k2a.training")):
-            res = ua.k2a_learn_1d(n_learn, seed, steps, lr, h0)
         fits = res["fits"]
         questions.ask(
             "k2a_no_loo",
@@ -358,8 +409,6 @@ def _learnable(n: int, seed: int) -> None:
             )
         )
     else:
-        with st.spinner(t("k2a.training")):
-            res = ua.k2a_learn_2d(n_learn, seed, steps, lr, h0)
         fits = res["fits"]
         st.markdown(t("k2a.learn_2d_body"))
         st.table(

@@ -10,6 +10,7 @@ only edits that text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,56 +194,84 @@ def k2a_dot_vs_gaussian(n_vectors: int, dim: int, temperature: float, spread: fl
     }
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def k2a_learn_1d(n: int, seed: int, steps: int, lr: float, h0: float) -> dict[str, Any]:
-    """Learn h with and without leave-one-out; the LOO-CV h of core; test MSE on fresh data."""
+@st.cache_data(max_entries=32, show_spinner=False)
+def _fit_1d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
+    """One learned bandwidth (with or without leave-one-out), its losses and its test error."""
     data = make_data(n=n, seed=seed)
     test = make_data(n=400, seed=seed + 1000)
-    fits = {
-        loo: bridge.fit_bandwidth(data.x, data.y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
-        for loo in (True, False)
+    f = bridge.fit_bandwidth(data.x, data.y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
+    xg = np.linspace(-3, 3, 300)
+    return {
+        "losses": f.losses,
+        "bandwidths": f.bandwidths,
+        "h": f.bandwidth,
+        "train_mse": float(f.losses[-1]),
+        "test_mse": float(
+            np.mean((nw_predict(data.x, data.y, test.x, "gaussian", f.bandwidth) - test.y) ** 2)
+        ),
+        "curve": nw_predict(data.x, data.y, xg, "gaussian", f.bandwidth),
     }
-    h_cv = select_bandwidth(data.x, data.y, kernel="gaussian")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _h_cv(n: int, seed: int) -> float:
+    data = make_data(n=n, seed=seed)
+    return float(select_bandwidth(data.x, data.y, kernel="gaussian"))
+
+
+def k2a_learn_1d(
+    n: int, seed: int, steps: int, lr: float, h0: float, on_fit: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """Learn h with and without leave-one-out; the LOO-CV h of core; test MSE on fresh data.
+
+    Each fit is cached; ``on_fit(k)`` is called after the k-th of the two (a progress bar).
+    """
+    fits = {}
+    for k, loo in enumerate((True, False), start=1):
+        fits[loo] = _fit_1d(n, seed, steps, lr, h0, loo)
+        if on_fit is not None:
+            on_fit(k)
+    data = make_data(n=n, seed=seed)
     xg = np.linspace(-3, 3, 300)
     return {
         "x": data.x,
         "y": data.y,
         "grid": xg,
         "truth": data.truth(xg),
-        "h_cv": h_cv,
-        "fits": {
-            loo: {
-                "losses": f.losses,
-                "bandwidths": f.bandwidths,
-                "h": f.bandwidth,
-                "train_mse": float(f.losses[-1]),
-                "test_mse": float(
-                    np.mean((nw_predict(data.x, data.y, test.x, "gaussian", f.bandwidth) - test.y) ** 2)
-                ),
-                "curve": nw_predict(data.x, data.y, xg, "gaussian", f.bandwidth),
-            }
-            for loo, f in fits.items()
-        },
+        "h_cv": _h_cv(n, seed),
+        "fits": fits,
     }
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def k2a_learn_2d(n: int, seed: int, steps: int, lr: float, h0: float) -> dict[str, Any]:
-    """Learn a 2-D Mahalanobis metric with and without leave-one-out; test MSE on fresh data."""
+@st.cache_data(max_entries=32, show_spinner=False)
+def _fit_2d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
+    """One learned 2-D Mahalanobis metric (with or without leave-one-out) and its test error."""
     x, y = bridge.data_2d(n, 0.1, seed)
     x_test, y_test = bridge.data_2d(400, 0.1, seed + 1000)
+    f = bridge.fit_metric(x, y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
+    pred = bridge.metric_predict(x, y, x_test, f.metric)
+    return {
+        "losses": f.losses,
+        "metric": f.metric,
+        "length_scales": f.length_scales,
+        "path": f.length_scale_path,
+        "train_mse": float(f.losses[-1]),
+        "test_mse": float(np.mean((pred - y_test) ** 2)),
+    }
+
+
+def k2a_learn_2d(
+    n: int, seed: int, steps: int, lr: float, h0: float, on_fit: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """Learn a 2-D Mahalanobis metric with and without leave-one-out; test MSE on fresh data.
+
+    Each fit is cached; ``on_fit(k)`` is called after the k-th of the two (a progress bar).
+    """
     out: dict[Any, Any] = {}
-    for loo in (True, False):
-        f = bridge.fit_metric(x, y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
-        pred = bridge.metric_predict(x, y, x_test, f.metric)
-        out[loo] = {
-            "losses": f.losses,
-            "metric": f.metric,
-            "length_scales": f.length_scales,
-            "path": f.length_scale_path,
-            "train_mse": float(f.losses[-1]),
-            "test_mse": float(np.mean((pred - y_test) ** 2)),
-        }
+    for k, loo in enumerate((True, False), start=1):
+        out[loo] = _fit_2d(n, seed, steps, lr, h0, loo)
+        if on_fit is not None:
+            on_fit(k)
     return {"fits": out}
 
 

@@ -76,15 +76,27 @@ def test_learnable_bandwidth_shows_the_pitfall():
     test = table.iloc[:, 3].astype(float).tolist()
     assert train[1] < 0.2 * train[0]  # point included: a better training score...
     assert test[1] > test[0]  # ...and a worse error on fresh data
+    shown = at.table[-1].value.copy()
     at.select_slider(key="k2a_lr").set_value(0.1).run()
     at.select_slider(key="k2a_h0").set_value(0.5).run()
     at.slider(key="k2a_steps").set_value(150).run()
     assert_clean(at)
+    # a slider step never trains: the last result stays, with a note and the button to learn
+    assert at.table[-1].value.equals(shown)
+    stale = EN["k2a.learn_stale"].split("(")[0]
+    assert any(stale in i.value for i in at.info)
+    assert not at.button(key="k2a_learn_run").disabled
+    at.button(key="k2a_learn_run").click().run()
+    assert_clean(at)
+    assert not at.table[-1].value.equals(shown)
+    assert at.button(key="k2a_learn_run").disabled  # the result shown is the controls' own
+    assert not any(stale in i.value for i in at.info)
 
 
 def test_learnable_metric_in_two_dimensions():
     at = open_page(PAGE, params=FAST)
     at.radio(key="k2a_dims").set_value("2d").run()
+    at.button(key="k2a_learn_run").click().run()
     assert_clean(at)
     table = at.table[-1].value
     ls1 = table.iloc[:, 1].astype(float).tolist()
