@@ -167,24 +167,24 @@ def test_compose_proxy(compose):
 def test_haproxy_compose_cfg():
     lines = (DEPLOY / "haproxy.compose.cfg").read_text().splitlines()
     assert lines[0].startswith("#")
-    # Before any section header: server lines that belong to haproxy.cfg's last section.
-    assert lines[1].split()[:3] == ["server-template", "app", "1-8"]
-    assert f"app:{APP_PORT}" in lines[1]
-    assert "resolvers docker" in lines[1]
-    assert lines[2] == "resolvers docker"
-    assert "nameserver dns1 127.0.0.11:53" in lines[3]  # Docker's embedded DNS
+    # HAProxy ends a section at the end of its file: this one opens the backend that haproxy.cfg's
+    # defaults configure, and lists the replicas Docker's DNS finds.
+    assert lines[1] == "backend streamlit"
+    assert lines[2].split()[:3] == ["server-template", "app", "1-8"]
+    assert f"app:{APP_PORT}" in lines[2]
+    assert "resolvers docker" in lines[2]
+    assert lines[3] == "resolvers docker"
+    assert "nameserver dns1 127.0.0.11:53" in lines[4]  # Docker's embedded DNS
 
 
-def test_haproxy_cfg_ends_with_the_backend():
-    cfg = DEPLOY / "haproxy.cfg"
-    if not cfg.exists():
-        pytest.skip("deploy/haproxy.cfg is not written yet")
+def test_haproxy_cfg_leaves_the_backend_to_the_servers_file():
     sections = [
         line.strip()
-        for line in cfg.read_text().splitlines()
+        for line in (DEPLOY / "haproxy.cfg").read_text().splitlines()
         if line and not line[0].isspace() and not line.startswith("#")
     ]
-    assert sections[-1] == "backend streamlit", "haproxy.compose.cfg appends server lines to this section"
+    assert "defaults" in sections
+    assert not any(s.startswith("backend") for s in sections), "haproxy.compose.cfg opens the backend"
 
 
 # ---------------------------------------------------------------- Kubernetes
@@ -353,3 +353,26 @@ def test_hpa_targets_the_deployment():
     kubernetes_validate.validate(hpa, K8S_VERSION, strict=True)
     with pytest.raises(AssertionError):
         _check_hpa(hpa, deployment)
+
+
+def _production_env() -> dict[str, str]:
+    """deploy/streamlit-production.toml as Streamlit's environment variables (STREAMLIT_SECTION_OPTION)."""
+    import tomllib
+
+    settings = tomllib.loads((DEPLOY / "streamlit-production.toml").read_text())
+    env = {}
+    for section, options in settings.items():
+        if section == "logger":
+            continue  # log level and banner: not a serving setting
+        for option, value in options.items():
+            name = "STREAMLIT_" + section.upper() + "_" + re.sub(r"(?<!^)(?=[A-Z])", "_", option).upper()
+            env[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return env
+
+
+def test_containers_run_with_the_production_settings(compose):
+    wanted = _production_env()
+    assert wanted["STREAMLIT_CLIENT_SHOW_ERROR_DETAILS"] == "none"
+    assert compose["services"]["app"]["environment"] == wanted
+    container = _container(_k8s("deployment.yaml"))
+    assert {e["name"]: e["value"] for e in container["env"]} == wanted
