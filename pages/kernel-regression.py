@@ -5,10 +5,11 @@ Thin page: read controls -> cached core calls (``ui.kernel_regression``) -> figu
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-import numpy as np
 import streamlit as st
 
 import figures.kernel_regression
@@ -173,40 +174,39 @@ def post_claims_section() -> None:
     st.subheader(t("kr.claims_header"))
     with st.spinner(t("kr.computing")):
         claims = kr.post_claims()
-    h_g, cv_g = claims["kernels"]["gaussian"]
-    agrees = kr.in_post_range(h_g)
+    h_g, cv_g = claims.best["gaussian"]
+    agrees = claims.in_claimed_range("gaussian")
     verdict = t("kr.claim_agrees" if agrees else "kr.claim_disagrees")
     st.markdown(t("kr.claim_hstar", h=f"{h_g:.3f}", cv=f"{cv_g:.5f}", verdict=verdict))
     excess = t("kr.list_sep").join(
         t("kr.claim_excess_item", h=f"{h:g}", cv=f"{cv:.5f}", pct=f"{100 * (cv / cv_g - 1):.0f}")
-        for h, cv in claims["claim_cv"]
+        for h, cv in claims.claim_cv
     )
     st.markdown(t("kr.claim_excess", items=excess))
     st.table(
         {
-            t("kr.claims_col_kernel"): [t(f"kr.kernel_{k}") for k in claims["kernels"]],
-            t("kr.claims_col_hstar"): [f"{v[0]:.3f}" for v in claims["kernels"].values()],
-            t("kr.claims_col_cv"): [f"{v[1]:.5f}" for v in claims["kernels"].values()],
+            t("kr.claims_col_kernel"): [t(f"kr.kernel_{k}") for k in claims.best],
+            t("kr.claims_col_hstar"): [f"{v[0]:.3f}" for v in claims.best.values()],
+            t("kr.claims_col_cv"): [f"{v[1]:.5f}" for v in claims.best.values()],
             t("kr.claims_col_in_range"): [
-                t("common.yes") if kr.in_post_range(v[0]) else t("common.no")
-                for v in claims["kernels"].values()
+                t("common.yes") if claims.in_claimed_range(k) else t("common.no") for k in claims.best
             ],
         },
         hide_index=True,
     )
     st.markdown(t("kr.claim_kernels_note"))
-    tp = claims["at_post_h"]
+    tp = claims.turning_points_at_post_h
     st.markdown(
         t(
             "kr.claim_jagged",
             h=kr.POST_H,
             uniform=tp["uniform"],
             gaussian=tp["gaussian"],
-            truth=claims["truth_tp"],
+            truth=claims.truth_turning_points,
         )
     )
     sweep = t("kr.list_sep").join(
-        t("kr.claim_sweep_item", h=f"{h:g}", tp=tp_h, cv=f"{cv:.4f}") for h, tp_h, cv in claims["sweep"]
+        t("kr.claim_sweep_item", h=f"{p.h:g}", tp=p.turning_points, cv=f"{p.cv:.4f}") for p in claims.sweep
     )
     st.markdown(t("kr.claim_sweep", items=sweep))
 
@@ -219,16 +219,16 @@ def loop_vs_matrix(data: kr.PageData, h: float) -> None:
         with st.spinner(t("kr.computing")):
             r = kr.time_loop_vs_matrix(data.x, data.y, data.grid, h)
         c1, c2, c3 = st.columns(3)
-        c1.metric(t("kr.timing_loop"), f"{r['loop_s'] * 1e3:.2f} ms")
-        c2.metric(t("kr.timing_vector"), f"{r['vector_s'] * 1e3:.2f} ms")
-        c3.metric(t("kr.timing_speedup"), f"{r['speedup']:.0f}×")
+        c1.metric(t("kr.timing_loop"), f"{r.loop_s * 1e3:.2f} ms")
+        c2.metric(t("kr.timing_vector"), f"{r.vector_s * 1e3:.2f} ms")
+        c3.metric(t("kr.timing_speedup"), f"{r.speedup:.0f}×")
         st.markdown(
             t(
                 "kr.timing_result",
-                diff=f"{r['max_diff']:.1e}",
-                loop_nan=r["loop_nan"],
-                vector_nan=r["vector_nan"],
-                points=r["points"],
+                diff=f"{r.max_diff:.1e}",
+                loop_nan=r.loop_nan,
+                vector_nan=r.vector_nan,
+                points=r.points,
             )
         )
 
@@ -283,9 +283,8 @@ def row_section(v: View) -> None:
     """One query's weights: a row of the attention map."""
     st.subheader(t("kr.row_header"))
     data, xq = v.data, v.xq
-    row = kr.weights(data.x, np.array([xq]), v.kernel, v.h)[0]
-    y_hat = float(kr.fit(data.x, data.y, np.array([xq]), v.kernel, v.h)[0])
-    active = 0 if np.isnan(y_hat) else int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
+    q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
+    row, y_hat, active = q.weights, q.y_hat, q.active
     if active:
         questions.ask(
             "kr_active",
@@ -314,7 +313,7 @@ def row_section(v: View) -> None:
         weight_name=t("kr.axis_weight"),
     )
     show_figure(fig, key="kr_fig_row", look_for_key="kr.look_row", code=nw.nw_weights)
-    if np.isnan(y_hat):
+    if math.isnan(y_hat):
         st.warning(t("kr.row_undefined", xq=f"{xq:.3g}"), icon=":material/block:")
     else:
         st.caption(t("kr.row_summary", y_hat=f"{y_hat:.4f}", active=active, n=data.x.size))
@@ -332,7 +331,7 @@ def matrix_section(v: View) -> None:
         y_title=t("kr.axis_query"),
     )
     show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
-    row = int(np.argmin(np.abs(queries - v.xq)))  # the matrix row nearest to x*
+    row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
         "kr_row",
         prompt_key="q.kr_row_prompt",
@@ -358,7 +357,7 @@ def matrix_section(v: View) -> None:
 
 def kernels_section(v: View) -> None:
     st.subheader(t("kr.kernels_header"))
-    u = np.linspace(-3, 3, 601)
+    u = kr.KERNEL_U
     fig = figs.kernel_shapes_figure(
         u,
         kr.kernel_shapes(u),
@@ -380,7 +379,7 @@ def cv_section(v: View) -> None:
         h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
     _cv_question(v, cv, cv_star)
     fig = figs.cv_figure(
-        np.asarray(v.h_grid),
+        tuple(v.h_grid),
         cv,
         h_star=h_star,
         cv_star=cv_star,
@@ -407,10 +406,10 @@ def cv_section(v: View) -> None:
     )
 
 
-def _cv_question(v: View, cv: np.ndarray, cv_star: float) -> None:
+def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
     """As h -> 0: the CV curve at the grid's smallest h against its minimum (NaN: no neighbour left)."""
     smallest = float(cv[0])
-    outcome = "undefined" if np.isnan(smallest) else "rises" if smallest > cv_star else "falls"
+    outcome = "undefined" if math.isnan(smallest) else "rises" if smallest > cv_star else "falls"
     questions.ask(
         "kr_cv_small_h",
         prompt_key="q.kr_cv_prompt",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import Any
 
-import numpy as np
 import streamlit as st
 
 import figures.training
@@ -106,7 +106,7 @@ class LiveView:
         self,
         config: TransformerConfig,
         baselines: dict[str, float],
-        weights: np.ndarray,
+        weights: Any,  # (H, L, S) attention weights
         *,
         epoch: int,
         layer: int,

@@ -8,37 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
+from core import claims
 from core.csv_data import CsvError, parse_xy_csv
-from core.data import X_HIGH, X_LOW, make_data, post_data
+from core.data import X_HIGH, X_LOW, make_data
 from core.kernels import KERNELS
 from core.nadaraya_watson import (
     count_turning_points,
     loo_cv_errors,
     nw_predict,
-    nw_predict_loop,
     nw_weights,
     select_bandwidth,
 )
 from ui.i18n import t
 
+#: The post's constants (``core.claims``), as the page reads them.
+POST_CLAIM, POST_H, SWEEP, FIT_POINTS = claims.POST_CLAIM, claims.POST_H, claims.SWEEP, claims.FIT_POINTS
 #: Largest sample count (slider and uploaded rows): the LOO-CV curve costs N² per bandwidth.
 MAX_N = 2000
-#: Points of the fitted curve, as in the post (``np.linspace(-3, 3, 500)``).
-FIT_POINTS = 500
 #: Query rows of the weight-matrix heatmap.
 HEATMAP_QUERIES = 60
-#: The bandwidths of the sweep (small multiples), in units of the built-in data's x.
-SWEEP = (0.1, 0.3, 1.0, 2.0)
-#: The post's claim: LOO-CV picks h in [0.2, 0.4] (section 4.1).
-POST_CLAIM = (0.2, 0.4)
-#: The bandwidth the post plots with (section 2.4).
-POST_H = 0.3
 #: E24 preferred numbers: 24 log-spaced steps per decade (ratio ≈ 1.1), all "nice" values.
 E24 = (1.0, 1.1, 1.2, 1.3, 1.5, 1.6, 1.8, 2.0, 2.2, 2.4, 2.7, 3.0,
        3.3, 3.6, 3.9, 4.3, 4.7, 5.1, 5.6, 6.2, 6.8, 7.5, 8.2, 9.1)  # fmt: skip
@@ -148,80 +141,43 @@ def turning_points(values: np.ndarray) -> int:
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
-def post_claims() -> dict:
-    """The numbers behind the post's claims, on the post's own data (200 points, seed 42).
-
-    Returns a dict with
-    ``kernels``: {name: (h*, CV(h*))};
-    ``claim_cv``: [(h, CV(h))] for the Gaussian at h = 0.2, 0.3, 0.4;
-    ``truth_tp``: turning points of the true curve on [-3, 3];
-    ``at_post_h``: {name: turning points of the fit at h = 0.3} for uniform and Gaussian;
-    ``sweep``: [(h, turning points, CV(h))] for the Gaussian at h in ``SWEEP``.
-    """
-    d = post_data()
-    grid = np.linspace(X_LOW, X_HIGH, FIT_POINTS)
-    kernels = {}
-    for name in KERNELS:
-        h = select_bandwidth(d.x, d.y, name)
-        kernels[name] = (h, float(loo_cv_errors(d.x, d.y, name, np.array([h]))[0]))
-    at_post_h = {
-        name: count_turning_points(nw_predict(d.x, d.y, grid, name, POST_H))
-        for name in ("uniform", "gaussian")
-    }
-    sweep = [
-        (
-            h,
-            count_turning_points(nw_predict(d.x, d.y, grid, "gaussian", h)),
-            float(loo_cv_errors(d.x, d.y, "gaussian", np.array([h]))[0]),
-        )
-        for h in SWEEP
-    ]
-    claim_cv = [
-        (h, float(loo_cv_errors(d.x, d.y, "gaussian", np.array([h]))[0]))
-        for h in (POST_CLAIM[0], POST_H, POST_CLAIM[1])
-    ]
-    return {
-        "kernels": kernels,
-        "claim_cv": claim_cv,
-        "truth_tp": count_turning_points(d.truth(grid)),
-        "at_post_h": at_post_h,
-        "sweep": sweep,
-    }
+def post_claims() -> claims.PostClaims:
+    """:func:`core.claims.post_claims`, cached (the post's data never changes)."""
+    return claims.post_claims()
 
 
-def in_post_range(h: float) -> bool:
-    """Whether h lies in the post's claimed range [0.2, 0.4]."""
-    return POST_CLAIM[0] <= h <= POST_CLAIM[1]
+in_post_range = claims.in_post_range
+#: Measured on every press (not cached): :func:`core.claims.time_loop_vs_matrix`.
+time_loop_vs_matrix = claims.time_loop_vs_matrix
 
 
-def time_loop_vs_matrix(x: np.ndarray, y: np.ndarray, grid: np.ndarray, h: float, repeat: int = 3) -> dict:
-    """Time the post's per-point loop and the vectorised ``nw_predict`` on the same data and grid.
+@dataclass(frozen=True)
+class QueryRow:
+    """One query's weights over the samples (N,), its estimate (NaN: undefined) and how many
+    samples carry more than 0.1% of the largest weight."""
 
-    Not cached (it is a measurement). Returns seconds per call (best of ``repeat``) for both, the
-    largest difference where both are defined, and how many grid points the loop left NaN.
-    """
+    weights: np.ndarray
+    y_hat: float
+    active: int
 
-    def best(fn) -> tuple[float, np.ndarray]:
-        times, out = [], None
-        for _ in range(repeat):
-            start = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - start)
-        return min(times), out
 
-    t_loop, loop = best(lambda: nw_predict_loop(x, y, grid, h))
-    t_vec, vec = best(lambda: nw_predict(x, y, grid, "gaussian", h))
-    both = ~np.isnan(loop) & ~np.isnan(vec)
-    return {
-        "loop_s": t_loop,
-        "vector_s": t_vec,
-        "speedup": t_loop / t_vec if t_vec > 0 else math.inf,
-        "max_diff": float(np.max(np.abs(loop[both] - vec[both]))) if both.any() else math.nan,
-        "loop_nan": int(np.isnan(loop).sum()),
-        "vector_nan": int(np.isnan(vec).sum()),
-        "points": int(grid.size),
-        "samples": int(x.size),
-    }
+@st.cache_data(max_entries=64, show_spinner=False)
+def query_row(x: np.ndarray, y: np.ndarray, xq: float, kernel: str, h: float) -> QueryRow:
+    """The row of the attention map for the query x*."""
+    q = np.array([xq])
+    row = nw_weights(x, q, kernel=kernel, bandwidth=h)[0]
+    y_hat = float(nw_predict(x, y, q, kernel=kernel, bandwidth=h)[0])
+    active = 0 if math.isnan(y_hat) else int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
+    return QueryRow(row, y_hat, active)
+
+
+def nearest_row(queries: np.ndarray, xq: float) -> int:
+    """Index of the heatmap query nearest to x*."""
+    return int(np.argmin(np.abs(np.asarray(queries) - xq)))
+
+
+#: Where the kernel shapes are drawn: u in [-3, 3].
+KERNEL_U = np.linspace(-3, 3, 601)
 
 
 def kernel_shapes(u: np.ndarray) -> dict[str, np.ndarray]:
