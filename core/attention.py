@@ -611,7 +611,8 @@ def mask_from_string(text: str, L: int, S: int) -> torch.Tensor:
 #: Caps for interactive use: longest sequence and widest key dimension a page may request.
 MAX_LENGTH = 32
 MAX_DK = 512
-#: Scale choices (the same ids as ``core.transformer.SCALES``): ``sqrt_dk`` divides the scores by
+#: Scale choices, the one vocabulary of the app (``core.transformer`` and the pages use it):
+#: ``sqrt_dk`` divides the scores by
 #: the temperature τ = √d_k (the Transformer's; the scale factor is the inverse temperature
 #: 1/√d_k), ``one`` does not scale, ``custom`` divides by a chosen temperature τ.
 SCALE_MODES = ("sqrt_dk", "one", "custom")

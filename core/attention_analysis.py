@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from core import attention as attn
-from core import bridge, diagnostics, tokens
+from core import diagnostics, tokens
+from core import kernel_attention as bridge
 from core.data import make_data
 from core.nadaraya_watson import nw_weights
 

@@ -26,14 +26,16 @@ from dataclasses import asdict, dataclass, fields
 import torch
 from torch import nn
 
-from core.attention import causal_mask
+from core.attention import SCALE_MODES, causal_mask
 from core.multihead import MultiHeadAttention
-from core.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from core.positional import POSITIONAL_KINDS, LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 #: Positional encodings the config accepts (option ids for the page).
-POSITIONAL = ("sinusoidal", "learned", "none")
+#: Positional encodings and scale modes: the one vocabulary of ``core.positional`` and
+#: ``core.attention`` (kept under these names for existing callers).
+POSITIONAL = POSITIONAL_KINDS
 #: How the attention scores are scaled: divided by √d_k, by 1 (no scaling), or by a custom number.
-SCALES = ("sqrt_dk", "one", "custom")
+SCALES = SCALE_MODES
 
 #: Classroom caps: one user must not be able to starve a shared server.
 MAX_D_MODEL = 128

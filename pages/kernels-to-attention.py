@@ -1,6 +1,6 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.bridge`` and
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.kernel_attention`` and
 ``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
 backs it, computed now.
 """
@@ -14,7 +14,7 @@ from functools import partial
 import streamlit as st
 
 import figures.attention
-from core import bridge
+from core import kernel_attention as bridge
 from core import nadaraya_watson as nw
 from ui import attention as ua
 from ui import controls as uc

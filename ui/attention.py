@@ -20,7 +20,7 @@ import streamlit as st
 
 from core import attention as attn
 from core import attention_analysis as aa
-from core import bridge
+from core import kernel_attention as bridge
 from core.data import make_data
 from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
 from figures import attention as fa
@@ -135,7 +135,7 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def k2a_three_figures(n: int, seed: int, bandwidth: float, n_queries: int = 60) -> dict[str, Any]:
-    """The post's three figures' data: NW (``core.nadaraya_watson``) vs attention (``core.bridge``).
+    """The post's three figures' data: NW (``core.nadaraya_watson``) vs attention (``core.kernel_attention``).
 
     Returns x, y (N,), the query grid (Q,), both weight matrices (Q, N), both fits (Q,) and the
     largest absolute differences between them.
@@ -161,7 +161,7 @@ def k2a_three_figures(n: int, seed: int, bandwidth: float, n_queries: int = 60) 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def k2a_one_query(n: int, seed: int, bandwidth: float, x0: float) -> dict[str, Any]:
-    """One query's NW weights (``nw_weights``) and attention weights (``core.bridge``), with scores."""
+    """One query's NW weights (``nw_weights``) and attention weights (``core.kernel_attention``)."""
     data = make_data(n=n, seed=seed)
     xq = np.array([x0])
     w_nw = nw_weights(data.x, xq, kernel="gaussian", bandwidth=bandwidth)[0]

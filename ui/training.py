@@ -29,10 +29,12 @@ from typing import Any
 
 import streamlit as st
 
+from core.attention import SCALE_MODES
+from core.positional import POSITIONAL_KINDS
 from core.presets import PRESETS, preset_config
 from core.training import Findings, Preview, TrainResult, measure_findings, start_run, train
 from core.training import preview as core_preview
-from core.transformer import POSITIONAL, SCALES, TransformerConfig
+from core.transformer import TransformerConfig
 from ui import controls
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
 
@@ -173,7 +175,8 @@ def render_controls() -> dict[str, Any]:
             "positional": controls.radio(
                 "tr.positional",
                 key="tr_pos",
-                options=POSITIONAL,
+                options=POSITIONAL_KINDS,
+                index=POSITIONAL_KINDS.index(d.positional),
                 format_func=_labels("tr.positional_"),
                 help_key="tr.positional_help",
             ),
@@ -186,7 +189,8 @@ def render_controls() -> dict[str, Any]:
             "scale": controls.radio(
                 "tr.scale",
                 key="tr_scale",
-                options=SCALES,
+                options=SCALE_MODES,
+                index=SCALE_MODES.index(d.scale),
                 format_func=_labels("tr.scale_"),
                 help_key="tr.scale_help",
             ),

@@ -20,10 +20,10 @@ from streamlit.testing.v1.element_tree import Block, Widget
 
 from core import attention as attn
 from core import attention_analysis as aa
-from core import bridge
 from core import findings as verdicts
 from core import in_context as core_ic
 from core import kernel_approximation as ka
+from core import kernel_attention as bridge
 from core import multihead_analysis as mha
 from core import training as core_training
 from core.data import make_data

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from core.attention import NORMALIZERS, entmax15, masked_softmax, normalize_scores, sparsemax
-from core.bridge import gaussian_scores, nw_attention_weights, sparsemax_radius
 from core.data import make_data
+from core.kernel_attention import gaussian_scores, nw_attention_weights, sparsemax_radius
 from core.nadaraya_watson import nw_weights
 
 F64 = torch.float64

@@ -1,4 +1,4 @@
-"""core.bridge: NW as attention equals nw_predict; the dot-product/Gaussian identity; learnable kernels."""
+"""core.kernel_attention: NW as attention equals nw_predict; dot product vs Gaussian; learnable kernels."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from core.bridge import (
+from core.data import make_data
+from core.kernel_attention import (
     data_2d,
     dot_product_weights,
     dot_vs_gaussian,
@@ -19,7 +20,6 @@ from core.bridge import (
     nadaraya_watson_attention,
     random_vectors,
 )
-from core.data import make_data
 from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
 
 

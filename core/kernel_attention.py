@@ -1,4 +1,4 @@
-"""The bridge: Gaussian Nadaraya-Watson regression *is* softmax attention.
+"""Kernel regression as attention: Gaussian Nadaraya-Watson regression *is* softmax attention.
 
     f̂(x) = Σ_i softmax_i( -(x - x_i)² / (2h²) ) y_i
 
