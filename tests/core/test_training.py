@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from core import random_walks
 from core import training as tr
 from core.presets import PRESETS, preset_config
 from core.transformer import TransformerConfig
@@ -77,7 +78,7 @@ def test_steps_equal_the_recursion_written_out():
     d = [noise[0].item() / math.sqrt(1 - m * m)]
     for t in range(length):
         d.append(m * d[-1] + noise[t + 1].item())
-    got = tr._steps(length, s, m, torch.Generator().manual_seed(4))
+    got = random_walks._steps(length, s, m, torch.Generator().manual_seed(4))
     assert got.dtype == torch.float64
     assert got.tolist() == d[1:]
 
