@@ -119,17 +119,20 @@ def heatmap(
         x_title, y_title: axis titles (already translated); the hover text reuses them.
     """
     z = np.asarray(z, dtype=float)
-    trace = go.Heatmap(
-        z=z,
-        x=list(x) if x is not None else None,
-        y=list(y) if y is not None else None,
-        colorscale=colorscale,
-        zmin=zmin,
-        zmax=zmax,
-        zmid=zmid,
-        hovertemplate=hover_template or f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
-    )
-    fig = go.Figure(trace)
-    fig.update_yaxes(autorange="reversed", title=y_title)
-    fig.update_xaxes(title=x_title)
-    return base_layout(fig, title=title, height=height)
+    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
+    trace = {"type": "heatmap", "z": z, "colorscale": colorscale, "hovertemplate": hover_template or hover}
+    for name, value in (("x", x), ("y", y)):
+        if value is not None:
+            trace[name] = list(value)
+    for name, value in (("zmin", zmin), ("zmax", zmax), ("zmid", zmid)):
+        if value is not None:
+            trace[name] = value
+    # One pass from plain dicts: a figure validated once (update_* calls validate it again each).
+    layout = {
+        "yaxis": {"autorange": "reversed", "title": {"text": y_title}},
+        "xaxis": {"title": {"text": x_title}},
+        "title": {"text": title},
+        "height": height,
+        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+    }
+    return go.Figure({"data": [trace], "layout": layout})
