@@ -13,7 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap, log_axis
+from figures.common import (
+    PALETTE,
+    SIGNED_COLORSCALE,
+    WEIGHT_COLORSCALE,
+    base_layout,
+    grid_layout,
+    heatmap,
+    log_axis,
+)
 
 #: Cells get their value written in them up to this many rows/columns.
 MAX_ANNOTATED = 12
@@ -413,27 +421,27 @@ def side_by_side(
 ) -> go.Figure:
     """The post's third figure: the NW weight matrix and the attention weight matrix, side by side."""
     zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
-    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
+    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
     xs, ys = [f"{v:.2f}" for v in x_train], [f"{v:.2f}" for v in x_query]
-    for i, w in enumerate((w_nw, w_att)):
-        fig.add_trace(
-            go.Heatmap(
-                z=np.asarray(w, dtype=float),
-                x=xs,
-                y=ys,
-                colorscale=WEIGHT_COLORSCALE,
-                zmin=0,
-                zmax=zmax,
-                showscale=i == 1,
-                hovertemplate="x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>",
-            ),
-            row=1,
-            col=i + 1,
-        )
-        fig.update_yaxes(autorange="reversed", nticks=8, row=1, col=i + 1, title=y_title if i == 0 else None)
-        fig.update_xaxes(nticks=8, title=x_title, row=1, col=i + 1)
-    fig.update_annotations(font_size=16)
-    return base_layout(fig, title=title, height=height)
+    data = []
+    for i, (w, suffix) in enumerate(zip((w_nw, w_att), axes, strict=True)):
+        data.append(
+            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "xaxis": f"x{suffix}",
+             "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0, "zmax": zmax,
+             "showscale": i == 1, "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
+        )  # fmt: skip
+        layout[f"yaxis{suffix}"] |= {
+            "autorange": "reversed",
+            "nticks": 8,
+            "title": {"text": y_title if i == 0 else ""},
+        }
+        layout[f"xaxis{suffix}"] |= {"nticks": 8, "title": {"text": x_title}}
+    layout |= {
+        "title": {"text": title},
+        "height": height,
+        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+    }
+    return go.Figure({"data": data, "layout": layout})
 
 
 def fit_figure(

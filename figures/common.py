@@ -83,6 +83,45 @@ def log_axis(*values: Sequence[float] | np.ndarray | float) -> dict:
     return {"type": "log", "tickvals": ticks, "ticktext": [_tick_text(v) for v in ticks]}
 
 
+def grid_layout(
+    rows: int,
+    cols: int,
+    *,
+    titles: Sequence[str] = (),
+    horizontal_spacing: float = 0.04,
+    vertical_spacing: float = 0.08,
+    title_size: int = BASE_FONT_SIZE,
+) -> tuple[dict, list[str]]:
+    """The axes of a rows x cols grid of panels, as ``make_subplots`` lays them out, as plain dicts.
+
+    ``make_subplots`` and the ``update_*(row=, col=)`` calls that follow it validate the figure at
+    every step (tens of ms); a figure built from these dicts is validated once.
+
+    Returns:
+        (layout, axes): ``layout`` has ``xaxis``/``yaxis``, ``xaxis2``/``yaxis2``, ... with their
+        domains and anchors, and ``annotations`` holding the panel titles; ``axes[k]`` is the
+        suffix of panel k (row-major, "" for the first), for a trace's ``xaxis="x" + suffix``.
+    """
+    width = (1.0 - horizontal_spacing * (cols - 1)) / cols
+    height = (1.0 - vertical_spacing * (rows - 1)) / rows
+    layout: dict = {"annotations": []}
+    axes = []
+    for k in range(rows * cols):
+        r, c = divmod(k, cols)
+        suffix = "" if k == 0 else str(k + 1)
+        x0 = c * (width + horizontal_spacing)
+        y1 = 1.0 - r * (height + vertical_spacing)
+        layout[f"xaxis{suffix}"] = {"domain": [max(0.0, x0), min(1.0, x0 + width)], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), min(1.0, y1)], "anchor": f"x{suffix}"}
+        if k < len(titles):
+            layout["annotations"].append(
+                {"text": titles[k], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                 "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": title_size}}
+            )  # fmt: skip
+        axes.append(suffix)
+    return layout, axes
+
+
 def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
     """Apply the per-figure part of the house layout (title, height, margins) and return ``fig``.
 

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, heatmap
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, grid_layout, heatmap
 
 #: Heads per row of the head grid.
 GRID_COLUMNS_FEW = 4
@@ -41,49 +41,53 @@ def head_grid(
     H = weights.shape[0]
     cols = min(H, GRID_COLUMNS_FEW if H <= 8 else GRID_COLUMNS_MANY)
     rows = math.ceil(H / cols)
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=list(head_titles),
+    layout, axes = grid_layout(
+        rows,
+        cols,
+        titles=head_titles,
         horizontal_spacing=0.02 if cols > 4 else 0.04,
         vertical_spacing=min(0.12, 0.3 / rows),
+        title_size=14,
     )
     show_ticks = len(labels) <= 12 and cols <= 4
-    for h in range(H):
-        r, c = divmod(h, cols)
-        fig.add_trace(
-            go.Heatmap(
-                z=weights[h],
-                x=list(labels),
-                y=list(labels),
-                coloraxis="coloraxis",
-                hovertemplate=f"{head_titles[h]}<br>{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}"
-                + "<extra></extra>",
-            ),
-            row=r + 1,
-            col=c + 1,
-        )
-    fig.update_yaxes(autorange="reversed", showticklabels=False, type="category")
-    fig.update_xaxes(showticklabels=False, type="category", tickangle=-45)
-    for r in range(rows):  # tick labels and titles only on the outer edge of the grid
-        fig.update_yaxes(title_text=y_title, showticklabels=show_ticks, row=r + 1, col=1)
     last_row_start = (rows - 1) * cols
+    data = []
+    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>"
     for h in range(H):
-        r, c = divmod(h, cols)
-        if h >= last_row_start or h + cols >= H:  # the lowest heatmap of each column
-            fig.update_xaxes(title_text=x_title, showticklabels=show_ticks, row=r + 1, col=c + 1)
-    fig.update_layout(
-        coloraxis={
-            "colorscale": WEIGHT_COLORSCALE,
-            "cmin": 0.0,
-            "cmax": 1.0,
-            "colorbar": {"title": colorbar_title},
+        c = h % cols
+        suffix = axes[h]
+        data.append(
+            {"type": "heatmap", "z": weights[h], "x": list(labels), "y": list(labels), "xaxis": f"x{suffix}",
+             "yaxis": f"y{suffix}", "coloraxis": "coloraxis",
+             "hovertemplate": f"{head_titles[h]}<br>{hover}"}
+        )  # fmt: skip
+        # tick labels and titles only on the outer edge of the grid
+        first = c == 0
+        layout[f"yaxis{suffix}"] |= {
+            "autorange": "reversed",
+            "type": "category",
+            "showticklabels": first and show_ticks,
+            "title": {"text": y_title if first else ""},
         }
-    )
+        bottom = h >= last_row_start or h + cols >= H  # the lowest heatmap of its column
+        layout[f"xaxis{suffix}"] |= {
+            "type": "category",
+            "tickangle": -45,
+            "showticklabels": bottom and show_ticks,
+            "title": {"text": x_title if bottom else ""},
+        }
+    for k in range(H, rows * cols):  # empty cells of the last row: no axes drawn
+        layout[f"xaxis{axes[k]}"] |= {"visible": False}
+        layout[f"yaxis{axes[k]}"] |= {"visible": False}
     per_row = 300 if cols <= 4 else 190
-    base_layout(fig, title=title, height=max(360, 90 + per_row * rows))
-    fig.update_annotations(font_size=14)
-    return fig
+    layout |= {
+        "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
+                      "colorbar": {"title": {"text": colorbar_title}}},
+        "title": {"text": title},
+        "height": max(360, 90 + per_row * rows),
+        "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+    }  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
 
 
 def concat_heatmap(
