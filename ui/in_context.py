@@ -130,10 +130,25 @@ def make_config(values: dict[str, Any]) -> ICLConfig:
 # --------------------------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
 def references(config: ICLConfig) -> core.References:
-    """NW oracle, NW with LOO-CV and the noise floor for the config's tasks (cached)."""
-    return core.references(config.replace(steps=1))
+    """NW oracle, NW with LOO-CV and the noise floor for the config's tasks (cached).
+
+    They depend on the tasks only: the training's settings (attention, steps, lr, batch, how often
+    it is measured) are reset before the cache is asked, so moving them costs nothing (~0.5 s
+    otherwise, on every step of those sliders).
+    """
+    default = ICLConfig()
+    return _references(
+        config.replace(
+            attention=default.attention, steps=1, lr=default.lr, batch_tasks=default.batch_tasks,
+            eval_every=default.eval_every,
+        )
+    )  # fmt: skip
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _references(config: ICLConfig) -> core.References:
+    return core.references(config)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
