@@ -58,14 +58,11 @@ bench: $(VENV)/.dev-installed
 bench-load: $(VENV)/.dev-installed
 	$(PY) -m benchmarks load
 
-# Server time of every page's reruns (AppTest) and slider steps / page loads in Chromium, each next
-# to a one-chart reference page (issue 8); both are part of `make bench` too.
-.PHONY: bench-pages bench-browser
-bench-pages: $(VENV)/.dev-installed
-	$(PY) -m benchmarks pages
-
-bench-browser: $(VENV)/.dev-installed
-	$(PY) -m benchmarks browser
+# Classroom load through `make serve` (issue 9): 1 and 2 replicas behind HAProxy in the same run,
+# plus how many students one replica holds; part of `make bench` too.
+.PHONY: bench-serve
+bench-serve: $(VENV)/.dev-installed
+	$(PY) -m benchmarks serve
 
 screenshots: $(VENV)/.dev-installed
 	$(PY) -m tests.e2e.screenshots --out screenshots

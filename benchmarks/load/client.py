@@ -18,6 +18,14 @@ it into the URL.
 Each run also counts the elements (content, not controls) that differ from what the same place of
 the page showed before: evidence that a move reached the server and changed what it draws.
 
+Cookies are kept as a browser keeps them: a session first loads its page over HTTP (as a browser
+loads the URL), sending the cookies it holds and keeping those the response sets, then opens the
+websocket with them. A Locust student passes one jar to every session it opens, so behind
+``make serve`` the ``STREAMLIT_REPLICA`` cookie that HAProxy set on the student's first response pins
+the student's page loads, websockets and reloads to one replica. The ``X-Replica`` header the proxy
+adds says which replica answered the page and which took the websocket (both ``None`` without a
+proxy).
+
 A rerun is an error when its ForwardMsgs contain an exception element, a script compilation error or
 "page not found", when it does not finish within the timeout, or when the connection drops.
 
@@ -30,7 +38,9 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+import urllib.request
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import websocket
@@ -41,6 +51,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 STREAM_PATH = "/_stcore/stream"
 SUBPROTOCOL = "streamlit"
+#: The header ``deploy/haproxy.cfg`` adds to every response: the name of the replica that answered.
+REPLICA_HEADER = "X-Replica"
 #: The lesson's pages a student opens (URL paths of app.PAGES). Not home (no controls), not the
 #: pages whose controls train a model (training, in-context).
 LOAD_PAGES: tuple[str, ...] = (
@@ -208,6 +220,10 @@ class StreamlitSession:
     finished: int = 0
     broken: bool = False
     controls: dict[str, Control] = field(default_factory=dict)
+    #: The browser's cookies for this host (name -> value); pass one dict to share it between tabs.
+    cookies: dict[str, str] = field(default_factory=dict)
+    page_replica: str | None = None  # X-Replica of the page load (None: no proxy in front)
+    replica: str | None = None  # X-Replica of the websocket handshake
     _ws: websocket.WebSocket | None = None
     _states: dict[str, WidgetState] = field(default_factory=dict)
     _values: dict[str, tuple[float, ...]] = field(default_factory=dict)
@@ -215,9 +231,36 @@ class StreamlitSession:
     _elements: dict[Place, int] = field(default_factory=dict)
 
     def connect(self) -> None:
+        """Load the page over HTTP, then open the websocket, each with the cookies held so far."""
+        self.load_page()
         self._ws = websocket.create_connection(
-            stream_url(self.host), subprotocols=[SUBPROTOCOL], suppress_origin=True, timeout=self.timeout
+            stream_url(self.host),
+            subprotocols=[SUBPROTOCOL],
+            suppress_origin=True,
+            timeout=self.timeout,
+            cookie=self._cookie_header(),
         )
+        headers = self._ws.getheaders() or {}
+        self._keep_cookies(headers.get("set-cookie"))
+        self.replica = headers.get(REPLICA_HEADER.lower())
+
+    def load_page(self) -> None:
+        """GET the page's URL as a browser does before it opens the websocket (its HTML, no assets)."""
+        request = urllib.request.Request(f"http://127.0.0.1:{loopback_port(self.host)}/{self.page}")
+        if self.cookies:
+            request.add_header("Cookie", self._cookie_header())
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            response.read()
+            for set_cookie in response.headers.get_all("Set-Cookie") or ():
+                self._keep_cookies(set_cookie)
+            self.page_replica = response.headers.get(REPLICA_HEADER)
+
+    def _cookie_header(self) -> str | None:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items()) or None
+
+    def _keep_cookies(self, set_cookie: str | None) -> None:
+        if set_cookie:
+            self.cookies.update({name: morsel.value for name, morsel in SimpleCookie(set_cookie).items()})
 
     def close(self) -> None:
         if self._ws is not None:

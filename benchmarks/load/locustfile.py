@@ -6,7 +6,8 @@ takes longer, the next move follows at once) it moves a random slider or select-
 value. Each script run is reported to Locust's ``request`` event: request_type ``open`` (the page's
 first run) or ``rerun`` (a move), name = the page, response_time = send -> ``script_finished`` in
 ms, and an exception when the run failed (an exception element, no ``script_finished``, a dropped
-connection). ``context["rerun"]`` carries the whole ``client.Rerun``.
+connection). ``context["rerun"]`` carries the whole ``client.Rerun``. A student keeps one cookie jar
+for all the sessions it opens, as a browser does (behind ``make serve``: it stays on its replica).
 
 ``python -m benchmarks load`` drives it headless (``run.py``); the Locust command line works too:
 ``locust -f benchmarks/load/locustfile.py --headless -u 30 -r 5 -t 60s --host http://127.0.0.1:8501``.
@@ -39,12 +40,15 @@ class Student(User):
         self.rng = random.Random(None if seed is None else f"{seed}-{id(self)}")
         self.page = self.rng.choice(LOAD_PAGES)
         self.session: StreamlitSession | None = None
+        self.cookies: dict[str, str] = {}  # this student's browser: kept across reloads
         self._open()
 
     def _open(self) -> None:
         if self.session is not None:
             self.session.close()
-        self.session = StreamlitSession(self.host or "", self.page, timeout=self.rerun_timeout)
+        self.session = StreamlitSession(
+            self.host or "", self.page, timeout=self.rerun_timeout, cookies=self.cookies
+        )
         sessions = getattr(self.environment, "load_sessions", None)
         if sessions is not None:
             sessions.append(self.session)

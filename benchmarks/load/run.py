@@ -24,6 +24,7 @@ import argparse
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -84,6 +85,11 @@ class LoadResult:
     pages: tuple[PageStats, ...]
     warmed_up: bool  # each page was opened once before the students came
     warm_up_errors: tuple[str, ...]
+    # Behind a proxy that adds X-Replica (make serve): students' sessions per replica that took the
+    # websocket (empty without one), and sessions whose websocket reached another replica than the
+    # page load that set their cookie (0 when the proxy's affinity holds).
+    replicas: dict[str, int]
+    affinity_misses: int
 
     @property
     def all_finished(self) -> bool:
@@ -215,6 +221,8 @@ def _run(
         pages=tuple(pages),
         warmed_up=warm_up,
         warm_up_errors=warm_up_errors,
+        replicas=dict(sorted(Counter(s.replica for s in sessions if s.replica).items())),
+        affinity_misses=sum(s.replica is not None and s.replica != s.page_replica for s in sessions),
     )
 
 
@@ -247,6 +255,11 @@ def report(r: LoadResult) -> str:
             f"\n    {p.page:22s} {p.students:3d} {p.errors:3d}  {_s(p.open_p50_s):>9s} | "
             f"{p.reruns:4d}  {_s(p.p50_s)}  {_s(p.p95_s)}"
             for p in r.pages
+        ),
+        *(
+            [f"  replicas          sessions {r.replicas}; websocket on another replica than the page: "
+             f"{r.affinity_misses}"]
+            if r.replicas else []
         ),
         f"  target (issue 8: p95 <= {TARGET_P95_S:g} s, 0 errors): {'met' if met else 'NOT met'}",
     ]  # fmt: skip
