@@ -64,6 +64,15 @@ bench-load: $(VENV)/.dev-installed
 bench-serve: $(VENV)/.dev-installed
 	$(PY) -m benchmarks serve
 
+# Server time of every page's reruns (AppTest) and slider steps / page loads in Chromium, each next
+# to a one-chart reference page (issue 8); both are part of `make bench` too.
+.PHONY: bench-pages bench-browser
+bench-pages: $(VENV)/.dev-installed
+	$(PY) -m benchmarks pages
+
+bench-browser: $(VENV)/.dev-installed
+	$(PY) -m benchmarks browser
+
 screenshots: $(VENV)/.dev-installed
 	$(PY) -m tests.e2e.screenshots --out screenshots
 
