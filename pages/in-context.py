@@ -17,7 +17,7 @@ from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
-from ui.layout import cached_figure, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
@@ -27,12 +27,14 @@ STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
 ELLIPSES = 10
 
-task_figure = cached_figure(figs.task_figure)
-bandwidth_figure = cached_figure(figs.bandwidth_figure)
-error_figure = cached_figure(figs.error_figure)
-ellipse_figure = cached_figure(figs.ellipse_figure)
-sweep_figure = cached_figure(figs.sweep_figure)
-error_bars = cached_figure(figs.error_bars)
+#: The page's figure builders, each cached on its inputs (made once per process, not per run).
+cached = cached_figures(figs)
+task_figure = cached.task_figure
+bandwidth_figure = cached.bandwidth_figure
+error_figure = cached.error_figure
+ellipse_figure = cached.ellipse_figure
+sweep_figure = cached.sweep_figure
+error_bars = cached.error_bars
 
 NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
 

@@ -19,7 +19,7 @@ from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
-from ui.layout import cached_figure, cached_figures, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -32,7 +32,7 @@ CHART_INTERVAL_S = 0.7
 #: Up to this many heads the attention maps sit beside the loss chart; more go below it.
 WIDE_HEADS = 4
 
-walks_figure = cached_figure(figs.walks_plot)
+walks_figure = figs.walks_plot  # cached (see figs above)
 
 
 class LiveView:
