@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layout
+from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layout, log_axis
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
 BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
@@ -126,8 +126,8 @@ def loss_curves(
     layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 130}
     layout["xaxis"] = {"title": {"text": x_title}, "range": [-0.3, max_epochs + 0.3]}
     layout["yaxis"] = {"title": {"text": y_title}, "type": "log" if log_y else "linear"}
-    if log_y:
-        layout["yaxis"]["dtick"] = "D2"  # labels at 1, 2, 5 x 10^k: every digit crowds a short axis
+    if log_y:  # every tick labelled with its full value (Plotly would print bare "2", "5")
+        layout["yaxis"] |= log_axis(*(trace["y"] for trace in data))
     return go.Figure({"data": data, "layout": layout})
 
 

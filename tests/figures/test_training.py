@@ -159,3 +159,16 @@ def test_table_cells_wrap_between_words_never_inside_a_number(text, width):
     for number in re.findall(r"\d+(?:\.\d+)?", text):
         assert any(number in line for line in lines), (number, lines)
     assert not any(line[:1] in "，。）；" for line in lines[1:])  # no line starts with closing punctuation
+
+
+def test_loss_axis_labels_every_tick_with_its_full_value():
+    fig = figs.loss_curves(
+        [0.05, 0.02], [0.1, 0.04, 0.03], {"mean": 0.09, "last_value": 0.003, "optimum": 0.001}, names=NAMES,
+        title="loss", x_title="epoch", y_title="MSE", max_epochs=20,
+    )  # fmt: skip
+    axis = fig.layout.yaxis
+    assert {"0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1"} <= set(axis.ticktext)
+    assert not {"2", "5"} & set(axis.ticktext)  # no bare mantissa where 0.002 / 0.005 are meant
+    for value, text in zip(axis.tickvals, axis.ticktext, strict=True):
+        if "×" not in text and "⁻" not in text:
+            assert float(text) == pytest.approx(value)
