@@ -1,4 +1,9 @@
-"""Test-wide set-up: the repository root on sys.path."""
+"""Test-wide set-up: the repository root on sys.path, and the one headless Chromium of the run.
+
+The browser fixture lives here (not in tests/e2e) because tests/e2e and tests/serve both drive it:
+two fixture definitions would start a second Playwright in the same thread, which Playwright's
+sync API refuses ("using Playwright Sync API inside the asyncio loop").
+"""
 
 from __future__ import annotations
 
@@ -8,3 +13,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (session-wide). Skips loudly locally, fails under CI, when absent."""
+    from tests.e2e.conftest import CHROMIUM_FLAGS, chromium_path
+
+    exe = chromium_path()
+    if exe is None:
+        reason = (
+            "NO CHROMIUM FOUND: end-to-end tests did not run. Install it with "
+            "`apt-get install -y chromium` or set CHROMIUM_PATH."
+        )
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()

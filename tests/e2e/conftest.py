@@ -86,26 +86,6 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """A headless Chromium (session-wide). Skips loudly locally, fails under CI, when absent."""
-    exe = chromium_path()
-    if exe is None:
-        reason = (
-            "NO CHROMIUM FOUND: end-to-end tests did not run. Install it with "
-            "`apt-get install -y chromium` or set CHROMIUM_PATH."
-        )
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(reason)
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def page(browser, app_url):
     """A fresh browser page (1400x1000) whose ``open(path, **params)`` loads an app URL and waits."""

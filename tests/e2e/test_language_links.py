@@ -15,7 +15,9 @@ from tests.e2e.conftest import assert_no_exception, wait_for_app
 pytestmark = pytest.mark.e2e
 
 #: Every radio group on the page has one checked input (a blank group has none).
+#: Radio groups showing no choice; a question's answer starts empty by design (``ui.questions``).
 BLANK_GROUPS = """() => [...document.querySelectorAll('[data-testid="stRadio"]')]
+    .filter(g => !g.closest('[class*="st-key-q_"]'))
     .filter(g => !g.querySelector('input[type=radio]:checked')).length"""
 
 

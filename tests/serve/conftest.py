@@ -22,7 +22,6 @@ import pytest
 
 from deploy.serve import find_haproxy
 from tests.conftest import ROOT
-from tests.e2e.conftest import browser  # noqa: F401 (the session-wide headless Chromium fixture)
 
 #: Seconds the replicas get to start (two Streamlit processes importing torch on a busy 2-core box).
 START_TIMEOUT_S = 180
