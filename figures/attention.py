@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from figures.common import (
     PALETTE,
@@ -265,31 +264,33 @@ def heatmap_row(
 ) -> go.Figure:
     """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference."""
     n = len(panels)
-    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=0.08)
-    for i, (_, z) in enumerate(panels):
+    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
+    layout, axes = grid_layout(1, n, titles=[p[0] for p in panels], horizontal_spacing=0.08, title_size=16)
+    data = []
+    for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
         z = np.asarray(z, dtype=float)
         signed = signed_last and i == n - 1
         bound = float(np.abs(z[np.isfinite(z)]).max()) if signed and np.isfinite(z).any() else 1.0
         bound = bound if bound > 0 else 1e-16
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=None if x_labels is None else list(x_labels),
-                y=None if y_labels is None else list(y_labels),
-                colorscale=SIGNED_COLORSCALE if signed else WEIGHT_COLORSCALE,
-                zmin=-bound if signed else 0.0,
-                zmax=bound if signed else 1.0,
-                showscale=signed or i == n - 1,
-                colorbar={"x": 1.02, "len": 0.9, "thickness": 14} if signed or i == n - 1 else None,
-                hovertemplate="%{y} → %{x}<br>%{z:.4g}<extra></extra>",
-            ),
-            row=1,
-            col=i + 1,
-        )
-        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
-        fig.update_xaxes(title=x_title, row=1, col=i + 1)
-    fig.update_annotations(font_size=16)
-    return base_layout(fig, title=title, height=height)
+        trace = {
+            "type": "heatmap", "z": z, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            "colorscale": SIGNED_COLORSCALE if signed else WEIGHT_COLORSCALE,
+            "zmin": -bound if signed else 0.0, "zmax": bound if signed else 1.0,
+            "showscale": signed or i == n - 1,
+            "hovertemplate": "%{y} → %{x}<br>%{z:.4g}<extra></extra>",
+        }  # fmt: skip
+        if x_labels is not None:
+            trace["x"] = list(x_labels)
+        if y_labels is not None:
+            trace["y"] = list(y_labels)
+        if signed or i == n - 1:
+            trace["colorbar"] = {"x": 1.02, "len": 0.9, "thickness": 14}
+        data.append(trace)
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "title": {"text": y_title if i == 0 else ""}}
+        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    layout |= {"title": {"text": title}, "height": height,
+               "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50}}  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
 
 
 def qkv_heatmaps(
@@ -313,34 +314,31 @@ def qkv_heatmaps(
     bound = max(float(np.abs(m).max()) if m.size else 0.0 for m in mats) or 1.0
     d, dv = mats[0].shape[1], mats[2].shape[1]
     widths = [d, d, max(dv, d / 4)]
-    fig = make_subplots(
-        rows=1, cols=3, subplot_titles=list(titles), column_widths=widths, horizontal_spacing=0.06
-    )
-    for i, m in enumerate(mats):
-        fig.add_trace(
-            go.Heatmap(
-                z=m,
-                x=[str(j) for j in range(m.shape[1])],
-                y=list(labels),
-                coloraxis="coloraxis",
-                hovertemplate="%{y}, %{x}<br>%{z:.3g}<extra></extra>",
-            ),
-            row=1,
-            col=i + 1,
-        )
-        fig.update_yaxes(autorange="reversed", row=1, col=i + 1, title=y_title if i == 0 else None)
-        fig.update_yaxes(showticklabels=i == 0, row=1, col=i + 1)
-        fig.update_xaxes(title=x_titles[0] if i < 2 else x_titles[1], row=1, col=i + 1)
-    fig.update_layout(
-        coloraxis={
+    layout, axes = grid_layout(
+        1, 3, titles=titles, horizontal_spacing=0.06, title_size=16, column_widths=widths
+    )  # one pass from plain dicts
+    data = []
+    for i, (m, suffix) in enumerate(zip(mats, axes, strict=True)):
+        data.append(
+            {"type": "heatmap", "z": m, "x": [str(j) for j in range(m.shape[1])], "y": list(labels),
+             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "coloraxis": "coloraxis",
+             "hovertemplate": "%{y}, %{x}<br>%{z:.3g}<extra></extra>"}
+        )  # fmt: skip
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0,
+                                     "title": {"text": y_title if i == 0 else ""}}  # fmt: skip
+        layout[f"xaxis{suffix}"] |= {"title": {"text": x_titles[0] if i < 2 else x_titles[1]}}
+    layout |= {
+        "coloraxis": {
             "colorscale": SIGNED_COLORSCALE,
             "cmin": -bound,
             "cmax": bound,
             "colorbar": {"thickness": 14},
-        }
-    )
-    fig.update_annotations(font_size=16)
-    return base_layout(fig, title=title, height=height)
+        },
+        "title": {"text": title},
+        "height": height,
+        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+    }
+    return go.Figure({"data": data, "layout": layout})
 
 
 def weight_distribution(

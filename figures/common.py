@@ -91,6 +91,7 @@ def grid_layout(
     horizontal_spacing: float = 0.04,
     vertical_spacing: float = 0.08,
     title_size: int = BASE_FONT_SIZE,
+    column_widths: Sequence[float] | None = None,
 ) -> tuple[dict, list[str]]:
     """The axes of a rows x cols grid of panels, as ``make_subplots`` lays them out, as plain dicts.
 
@@ -102,14 +103,17 @@ def grid_layout(
         domains and anchors, and ``annotations`` holding the panel titles; ``axes[k]`` is the
         suffix of panel k (row-major, "" for the first), for a trace's ``xaxis="x" + suffix``.
     """
-    width = (1.0 - horizontal_spacing * (cols - 1)) / cols
+    free = 1.0 - horizontal_spacing * (cols - 1)
+    shares = np.asarray(column_widths if column_widths is not None else [1.0] * cols, dtype=float)
+    widths = free * shares / shares.sum()  # relative widths, as make_subplots' column_widths
+    starts = np.concatenate([[0.0], np.cumsum(widths[:-1] + horizontal_spacing)])
     height = (1.0 - vertical_spacing * (rows - 1)) / rows
     layout: dict = {"annotations": []}
     axes = []
     for k in range(rows * cols):
         r, c = divmod(k, cols)
         suffix = "" if k == 0 else str(k + 1)
-        x0 = c * (width + horizontal_spacing)
+        x0, width = float(starts[c]), float(widths[c])
         y1 = 1.0 - r * (height + vertical_spacing)
         layout[f"xaxis{suffix}"] = {"domain": [max(0.0, x0), min(1.0, x0 + width)], "anchor": f"y{suffix}"}
         layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), min(1.0, y1)], "anchor": f"x{suffix}"}
