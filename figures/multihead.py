@@ -409,34 +409,42 @@ def permutation_grid(
     """
     n = len(rows)
     subplot_titles = [f"{name}: {col}" for name, *_ in rows for col in column_titles]
-    fig = make_subplots(
-        rows=n, cols=3, subplot_titles=subplot_titles, horizontal_spacing=0.06, vertical_spacing=0.16
+    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
+    layout, axes = grid_layout(
+        n, 3, titles=subplot_titles, horizontal_spacing=0.06, vertical_spacing=0.16, title_size=14
     )
-    for r, (_, shuffled, predicted, diff) in enumerate(rows, start=1):
-        for c, z in enumerate((shuffled, predicted), start=1):
-            fig.add_trace(_map_trace(z, labels, "coloraxis", ".3f"), row=r, col=c)
-        fig.add_trace(_map_trace(diff, labels, "coloraxis2", ".2e"), row=r, col=3)
     show_ticks = len(labels) <= 12
-    fig.update_yaxes(autorange="reversed", type="category", showticklabels=show_ticks)
-    fig.update_xaxes(type="category", showticklabels=show_ticks, tickangle=-45)
-    for r in range(1, n + 1):
-        fig.update_yaxes(title_text=y_title, row=r, col=1)
-    for c in range(1, 4):
-        fig.update_xaxes(title_text=x_title, row=n, col=c)
-    fig.update_layout(
-        coloraxis={
-            "colorscale": WEIGHT_COLORSCALE,
-            "cmin": 0.0,
-            "cmax": 1.0,
-            "colorbar": {"title": colorbar_titles[0], "x": 1.02, "len": 0.45, "y": 0.78},
-        },
-        coloraxis2={
-            "colorscale": "Greys",
-            "cmin": 0.0,
-            "colorbar": {"title": colorbar_titles[1], "x": 1.02, "len": 0.45, "y": 0.22},
-        },
-    )
-    base_layout(fig, title=title, height=300 + 330 * (n - 1) + 120)
-    fig.update_layout(margin={"r": 110})
-    fig.update_annotations(font_size=14)
-    return fig
+    data = []
+    for r, (_, shuffled, predicted, diff) in enumerate(rows):
+        panels = (
+            (shuffled, "coloraxis", ".3f"),
+            (predicted, "coloraxis", ".3f"),
+            (diff, "coloraxis2", ".2e"),
+        )
+        for c, (z, coloraxis, fmt) in enumerate(panels):
+            suffix = axes[3 * r + c]
+            trace = _map_trace(z, labels, coloraxis, fmt).to_plotly_json()
+            data.append(trace | {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
+            layout[f"yaxis{suffix}"] |= {
+                "autorange": "reversed",
+                "type": "category",
+                "showticklabels": show_ticks,
+                "title": {"text": y_title if c == 0 else ""},
+            }
+            layout[f"xaxis{suffix}"] |= {
+                "type": "category",
+                "showticklabels": show_ticks,
+                "tickangle": -45,
+                "title": {"text": x_title if r == n - 1 else ""},
+            }
+    bar = {"x": 1.02, "len": 0.45}
+    layout |= {
+        "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
+                      "colorbar": {"title": {"text": colorbar_titles[0]}, "y": 0.78, **bar}},
+        "coloraxis2": {"colorscale": "Greys", "cmin": 0.0,
+                       "colorbar": {"title": {"text": colorbar_titles[1]}, "y": 0.22, **bar}},
+        "title": {"text": title},
+        "height": 300 + 330 * (n - 1) + 120,
+        "margin": {"l": 60, "r": 110, "t": 60, "b": 50},
+    }  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
