@@ -157,38 +157,30 @@ def head_bars(
         normalized_entropy: (H,) in [0, 1]; a dashed line marks 1 (uniform rows).
         support: (H,) effective number of keys; a dashed line marks ``max_support`` (all keys).
     """
-    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
+    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1)  # one pass from plain dicts
     x = list(head_labels)
-    fig.add_trace(
-        go.Bar(x=x, y=np.asarray(normalized_entropy, dtype=float), marker_color=PALETTE[0], showlegend=False),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Bar(x=x, y=np.asarray(support, dtype=float), marker_color=PALETTE[1], showlegend=False),
-        row=1,
-        col=2,
-    )
-    for col, level, name in ((1, 1.0, reference_names[0]), (2, max_support, reference_names[1])):
-        fig.add_trace(
-            go.Scatter(
-                x=[x[0], x[-1]],
-                y=[level, level],
-                mode="lines",
-                line={"dash": "dash", "color": "grey"},
-                name=name,
-                showlegend=True,
-            ),
-            row=1,
-            col=col,
-        )
-    fig.update_yaxes(title_text=y_titles[0], range=[0, 1.05], row=1, col=1)
-    fig.update_yaxes(title_text=y_titles[1], range=[0, max_support * 1.05], row=1, col=2)
-    fig.update_xaxes(title_text=x_title, type="category")
-    base_layout(fig, height=430)
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0})
-    fig.update_layout(margin={"b": 100})
-    return fig
+    data = [
+        {"type": "bar", "x": x, "y": np.asarray(normalized_entropy, dtype=float),
+         "marker": {"color": PALETTE[0]}, "showlegend": False},
+        {"type": "bar", "x": x, "y": np.asarray(support, dtype=float), "marker": {"color": PALETTE[1]},
+         "showlegend": False, "xaxis": "x2", "yaxis": "y2"},
+    ]  # fmt: skip
+    for suffix, level, name in (("", 1.0, reference_names[0]), ("2", max_support, reference_names[1])):
+        data.append(
+            {"type": "scatter", "x": [x[0], x[-1]], "y": [level, level], "mode": "lines",
+             "line": {"dash": "dash", "color": "grey"}, "name": name, "showlegend": True,
+             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+        )  # fmt: skip
+    layout["yaxis"] |= {"title": {"text": y_titles[0]}, "range": [0, 1.05]}
+    layout["yaxis2"] |= {"title": {"text": y_titles[1]}, "range": [0, max_support * 1.05]}
+    for suffix in axes:
+        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}, "type": "category"}
+    layout |= {
+        "height": 430,
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 100},
+    }
+    return go.Figure({"data": data, "layout": layout})
 
 
 def similarity_matrix(
