@@ -10,9 +10,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, log_axis
+from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, grid_layout, log_axis
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -168,46 +167,34 @@ def matrices_row(
         zmax = max((float(f.max()) for f in finite if f.size), default=1.0)
     zmax = zmax if zmax > 0 else 1.0
     spacing = 0.1 if signed_last else 0.04
-    fig = make_subplots(rows=1, cols=n, subplot_titles=[p[0] for p in panels], horizontal_spacing=spacing)
+    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
+    layout, axes = grid_layout(1, n, titles=[p[0] for p in panels], horizontal_spacing=spacing, title_size=15)
     panel_width = (1 - spacing * (n - 1)) / n
-    for i, (_, z) in enumerate(panels):
+    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
+    data = []
+    for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
         z = np.asarray(z, dtype=float)
         own = signed_last and i == n - 1
         bound = float(np.abs(z[np.isfinite(z)]).max()) if own and np.isfinite(z).any() else zmax
         bound = bound if bound > 0 else 1e-16
         diverging = own or signed
         show = own or i == (n - 2 if signed_last else n - 1)
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                colorscale=SIGNED_COLORSCALE if diverging else WEIGHT_COLORSCALE,
-                zmin=-bound if diverging else 0.0,
-                zmax=bound,
-                showscale=show,
-                colorbar={
-                    # the shared scale's bar sits in the gap before the difference panel
-                    "x": 1.02 if own or not signed_last else (n - 1) * panel_width + (n - 2) * spacing + 0.01,
-                    "xanchor": "left",
-                    "len": 0.9,
-                    "thickness": 12,
-                }
-                if show
-                else None,
-                hovertemplate=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
-            ),
-            row=1,
-            col=i + 1,
-        )
-        fig.update_yaxes(
-            autorange="reversed",
-            row=1,
-            col=i + 1,
-            title=y_title if i == 0 else None,
-            showticklabels=i == 0 or own,
-        )
-        fig.update_xaxes(title=x_title, row=1, col=i + 1)
-    fig.update_annotations(font_size=15)
-    return base_layout(fig, title=title, height=height)
+        trace = {
+            "type": "heatmap", "z": z, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            "colorscale": SIGNED_COLORSCALE if diverging else WEIGHT_COLORSCALE,
+            "zmin": -bound if diverging else 0.0, "zmax": bound, "showscale": show, "hovertemplate": hover,
+        }  # fmt: skip
+        if show:
+            # the shared scale's bar sits in the gap before the difference panel
+            x = 1.02 if own or not signed_last else (n - 1) * panel_width + (n - 2) * spacing + 0.01
+            trace["colorbar"] = {"x": x, "xanchor": "left", "len": 0.9, "thickness": 12}
+        data.append(trace)
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or own,
+                                     "title": {"text": y_title if i == 0 else ""}}  # fmt: skip
+        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    layout |= {"title": {"text": title}, "height": height,
+               "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50}}  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
 
 
 def cost_figure(
