@@ -27,14 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -42,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from benchmarks.load.server import serve_streamlit
+from tests.e2e.conftest import chromium_path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "benchmarks" / "reference_page.py"
@@ -110,54 +108,12 @@ class PageResult:
         return [s.ms for s in self.steps if s.ms is not None]
 
 
-def chromium_path() -> str | None:
-    candidate = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-    if Path(candidate).exists():
-        return candidate
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
-def streamlit_server(script: Path, log_dir: Path) -> Iterator[str]:
-    """``streamlit run script`` on a free loopback port (no file watcher); yields its base URL."""
-    port = _free_port()
-    log = log_dir / f"{script.stem}.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-                "--server.address", "127.0.0.1", "--server.headless", "true",
-                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-            ],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"streamlit run {script.name} did not start; its log:\n{log.read_text()}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def streamlit_server(script: Path) -> Iterator[str]:
+    """``streamlit run <script>`` on a free loopback port (``benchmarks.load.server``), file watcher off
+    so that edits elsewhere in the tree do not disturb a measurement; yields its URL."""
+    with serve_streamlit(script, extra_args=("--server.fileWatcherType", "none")) as server:
+        yield server.url
 
 
 def wait_quiet(pg, timeout_ms: int = STEP_TIMEOUT_MS) -> None:
@@ -353,10 +309,9 @@ def run(names: list[str], loads: int) -> tuple[list[PageResult], PageResult]:
     if exe is None:
         raise SystemExit("no Chromium: install it (`apt-get install -y chromium`) or set CHROMIUM_PATH")
     with (
-        tempfile.TemporaryDirectory() as logs,
         sync_playwright() as pw,
-        streamlit_server(ROOT / "app.py", Path(logs)) as app,
-        streamlit_server(REFERENCE, Path(logs)) as ref,
+        streamlit_server(ROOT / "app.py") as app,
+        streamlit_server(REFERENCE) as ref,
     ):
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
         context = browser.new_context(viewport=VIEWPORT)

@@ -9,6 +9,7 @@ of that process tree while the load runs.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -41,8 +42,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_streamlit(app: Path = ROOT / "app.py") -> Iterator[Server]:
-    """A plain ``streamlit run app.py`` on a free 127.0.0.1 port, stopped on exit."""
+def serve_streamlit(app: Path = ROOT / "app.py", extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+    """A plain ``streamlit run <app>`` on a free 127.0.0.1 port, stopped on exit.
+
+    ``extra_args`` are more ``streamlit run`` flags; the repository root is on the script's path
+    (a script outside the root, such as the benchmarks' reference page, imports ``figures``).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="load-streamlit-") as tmp:
         log = Path(tmp) / "server.log"
@@ -51,9 +56,10 @@ def serve_streamlit(app: Path = ROOT / "app.py") -> Iterator[Server]:
                 [
                     sys.executable, "-m", "streamlit", "run", str(app),
                     "--server.port", str(port), "--server.address", "127.0.0.1",
-                    "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                    "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra_args,
                 ],
                 cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip
