@@ -1,0 +1,101 @@
+"""The server-side settings that keep a rerun fast: no Nagle delay, no full GC after every run."""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.base_events
+import socket
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from tests.conftest import ROOT
+from ui import tcp
+
+
+def _listener_like_streamlits() -> socket.socket:
+    """A listening socket made as streamlit.web.server.starlette.starlette_server._bind_socket makes it."""
+    sock = socket.socket(family=socket.AF_INET)  # proto 0: asyncio then leaves Nagle on
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    return sock
+
+
+@pytest.fixture
+def restore_asyncio_hook(monkeypatch):
+    monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
+
+
+def test_an_open_connection_gets_nodelay(restore_asyncio_hook):
+    with _listener_like_streamlits() as listener:
+        client = socket.create_connection(listener.getsockname())
+        accepted, _ = listener.accept()
+        with client, accepted:
+            assert not tcp.nodelay(accepted.fileno())  # the operating system's default
+            assert accepted.fileno() in tcp.open_tcp_descriptors()
+            tcp.send_without_delay()
+            assert tcp.nodelay(accepted.fileno())
+            assert tcp.nodelay(listener.fileno())
+            accepted.sendall(b"still open")  # the descriptor was duplicated, never closed
+            assert client.recv(64) == b"still open"
+
+
+def test_connections_an_asyncio_server_accepts_later_get_nodelay(restore_asyncio_hook):
+    tcp.send_without_delay()
+    seen: list[bool] = []
+
+    async def main() -> None:
+        listener = _listener_like_streamlits()
+        listener.setblocking(False)
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            seen.append(bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=listener)
+        async with server:
+            # Made after send_without_delay: only asyncio's hook can set it on the accepted socket.
+            reader, writer = await asyncio.open_connection(*listener.getsockname())
+            await reader.read()
+            writer.close()
+
+    asyncio.run(main())
+    assert seen == [True]
+
+
+def test_descriptors_that_are_not_tcp_are_left_alone():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix, open(__file__, "rb") as f:
+        fds = tcp.open_tcp_descriptors()
+        assert unix.fileno() not in fds
+        assert f.fileno() not in fds
+
+
+def test_streamlit_does_not_collect_garbage_after_every_run():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["runner"]["postScriptGC"] is False
+
+
+PROBE = """
+import gc, weakref
+from ui.warmup import import_everything
+import_everything()
+frozen = gc.get_freeze_count()
+class Node: pass
+a, b = Node(), Node()
+a.other, b.other = b, a  # a reference cycle made after the freeze
+ref = weakref.ref(a)
+del a, b
+gc.collect()
+print(frozen, ref() is None)
+"""
+
+
+def test_warmup_freezes_the_imports_and_later_cycles_are_still_collected():
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    frozen, collected = out.stdout.split()
+    assert int(frozen) > 100_000  # torch, plotly, pandas, streamlit: several hundred thousand objects
+    assert collected == "True"
