@@ -381,7 +381,8 @@ def softmax_features(x: torch.Tensor, w: torch.Tensor, kind: str, *, stabilise: 
 
     Args:
         x: (..., L, D) inputs, already multiplied by √scale (so that scale·q·k = x·y).
-        w: (m, D) directions from :func:`draw_directions`.
+        w: (m, D) directions from :func:`draw_directions`, or (B, m, D): B draws at once, with
+            x broadcast against them ((L, D) inputs give (B, L, m) features).
         kind: one of ``FEATURE_KINDS``.
         stabilise: subtract each row's largest exponent (positive kinds only). The features are
             then off by a per-row factor, which cancels in attention for queries, not in a kernel.
@@ -395,15 +396,15 @@ def softmax_features(x: torch.Tensor, w: torch.Tensor, kind: str, *, stabilise: 
     kind = _check_kind(kind)
     if x.shape[-1] != w.shape[-1]:
         raise ValueError(f"x has D = {x.shape[-1]} but the directions have D = {w.shape[-1]}")
-    proj = x @ w.T  # (..., L, D) x (D, r) -> (..., L, r)
+    proj = x @ w.transpose(-2, -1)  # (..., L, D) x (..., D, r) -> (..., L, r)
     half_sq = 0.5 * (x * x).sum(dim=-1, keepdim=True)  # (..., L, 1)
+    r = w.shape[-2]
     if kind == "trigonometric":
-        r = w.shape[0]
         return torch.exp(half_sq) * torch.cat([torch.sin(proj), torch.cos(proj)], dim=-1) / math.sqrt(r)
     expo = proj - half_sq
     if stabilise:
         expo = expo - expo.amax(dim=-1, keepdim=True)
-    return torch.exp(expo) / math.sqrt(w.shape[0])
+    return torch.exp(expo) / math.sqrt(r)
 
 
 def elu_features(x: torch.Tensor) -> torch.Tensor:
@@ -656,6 +657,10 @@ class FeatureComparison:
     near_zero_share: np.ndarray
 
 
+#: compare_features draws this many kernel entries (seeds x L x S) at most per batched product.
+_COMPARE_BATCH_ENTRIES = 1 << 22
+
+
 def compare_features(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -683,21 +688,31 @@ def compare_features(
     exact_k = torch.exp(s * (query @ key.transpose(-2, -1)))  # (L, S)
     exact_w = exact_k / exact_k.sum(-1, keepdim=True)
     exact_den = exact_k.sum(-1)
+    exact_w_norm, exact_k_ms = exact_w.norm(), (exact_k**2).mean()
+    root = math.sqrt(s)
+    xq, xk = query * root, key * root
+    # Seeds in batches of at most ~4M kernel entries: one batched product instead of a loop per seed.
+    batch = max(1, min(n_seeds, _COMPARE_BATCH_ENTRIES // (query.shape[-2] * key.shape[-2])))
     shape = (len(kinds), len(m_values))
     err, mse, neg, near = (np.zeros(shape) for _ in range(4))
     for a, kind in enumerate(kinds):
         for b, m in enumerate(m_values):
             e, k_mse, n_neg, n_near = [], [], 0, 0
-            for i in range(n_seeds):
-                phi_q, phi_k = favor_features(query, key, m, kind, seed + i, s, stabilise=False)
-                k_hat = phi_q @ phi_k.T  # (L, m) x (m, S) -> (L, S)
-                den = k_hat.sum(-1)
-                e.append(float((k_hat / den.unsqueeze(-1) - exact_w).norm() / exact_w.norm()))
-                k_mse.append(float(((k_hat - exact_k) ** 2).mean() / (exact_k**2).mean()))
+            for first in range(0, n_seeds, batch):
+                seeds = range(seed + first, seed + min(n_seeds, first + batch))
+                w = torch.stack(
+                    [draw_directions(kind, m, query.shape[-1], i, dtype=query.dtype) for i in seeds]
+                )
+                k_hat = softmax_features(xq, w, kind) @ softmax_features(xk, w, kind).transpose(
+                    -2, -1
+                )  # (B, L, S)
+                den = k_hat.sum(-1)  # (B, L)
+                e.append((k_hat / den.unsqueeze(-1) - exact_w).flatten(1).norm(dim=1) / exact_w_norm)
+                k_mse.append(((k_hat - exact_k) ** 2).flatten(1).mean(dim=1) / exact_k_ms)
                 n_neg += int((den <= 0).sum())
                 n_near += int((den < NEAR_ZERO_FRACTION * exact_den).sum())
-            err[a, b] = np.median(e)
-            mse[a, b] = np.mean(k_mse)
+            err[a, b] = np.median(torch.cat(e).numpy())
+            mse[a, b] = float(torch.cat(k_mse).mean())
             neg[a, b] = n_neg / (n_seeds * query.shape[-2])
             near[a, b] = n_near / (n_seeds * query.shape[-2])
     return FeatureComparison(

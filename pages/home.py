@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import t
-from ui.layout import page_header
+from ui.layout import page_header, table
 from ui.sections import Section, run_sections
 
 LESSONS = [
@@ -28,7 +28,7 @@ def formulas() -> None:
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
     st.subheader(t("home.mapping_title"))
-    st.table(
+    table(
         {
             t("home.mapping_col_concept"): [t(f"home.mapping_{r}_concept") for r in MAPPING_ROWS],
             t("home.mapping_col_nw"): [t(f"home.mapping_{r}_nw") for r in MAPPING_ROWS],

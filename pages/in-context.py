@@ -17,7 +17,7 @@ from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure, table
 from ui.sections import Section, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
@@ -365,7 +365,7 @@ def sweep_section(config) -> None:
         y_title=t("ic.axis_bandwidth"),
     )
     show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=icl.sweep)
-    st.table(ui_ic.trend_rows(result))
+    table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:
         st.info(t(note))

@@ -20,7 +20,7 @@ from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure, table
 from ui.sections import Section, run_sections
 
 #: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
@@ -159,7 +159,7 @@ def formula_and_mapping(kernel: str) -> None:
     st.markdown(t("kr.formula_body"))
     st.latex(r"w_i(x) = \mathrm{softmax}_i\!\left(-\frac{(x - x_i)^2}{2h^2}\right)")
     with st.expander(t("kr.mapping_header"), expanded=True):
-        st.table(
+        table(
             {
                 t("kr.mapping_col_nw"): [t(f"kr.mapping_{r}_nw") for r in MAPPING_ROWS],
                 t("kr.mapping_col_attention"): [t(f"kr.mapping_{r}_attention") for r in MAPPING_ROWS],
@@ -183,7 +183,7 @@ def post_claims_section() -> None:
         for h, cv in claims.claim_cv
     )
     st.markdown(t("kr.claim_excess", items=excess))
-    st.table(
+    table(
         {
             t("kr.claims_col_kernel"): [t(f"kr.kernel_{k}") for k in claims.best],
             t("kr.claims_col_hstar"): [f"{v[0]:.3f}" for v in claims.best.values()],

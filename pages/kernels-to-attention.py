@@ -20,7 +20,7 @@ from ui import attention as ua
 from ui import controls as uc
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure, table
 from ui.sections import Section, controls_first, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -55,7 +55,7 @@ def _loss_curves(fits: dict, names: dict, steps: int, *, key: str) -> None:
 
 def _mapping() -> None:
     st.header(t("k2a.mapping_title"))
-    st.table(
+    table(
         {
             t("k2a.col_nw"): [t(f"k2a.map_{r}_nw") for r in MAPPING_ROWS],
             t("k2a.col_attention"): [t(f"k2a.map_{r}_att") for r in MAPPING_ROWS],
@@ -350,7 +350,7 @@ def _show_learned(run: LearnRun, res: dict) -> None:
         m[0].metric(t("k2a.metric_h_loo"), f"{fits[True]['h']:.4f}")
         m[1].metric(t("k2a.metric_h_cv"), f"{res['h_cv']:.4f}", help=t("k2a.metric_h_cv_help"))
         m[2].metric(t("k2a.metric_h_no_loo"), f"{fits[False]['h']:.2e}")
-        st.table(
+        table(
             {
                 t("k2a.col_objective"): [names[True], names[False]],
                 t("k2a.col_h"): [f"{fits[k]['h']:.4g}" for k in (True, False)],
@@ -411,7 +411,7 @@ def _show_learned(run: LearnRun, res: dict) -> None:
     else:
         fits = res["fits"]
         st.markdown(t("k2a.learn_2d_body"))
-        st.table(
+        table(
             {
                 t("k2a.col_objective"): [names[True], names[False]],
                 t("k2a.col_ls1"): [f"{fits[k]['length_scales'][0]:.3g}" for k in (True, False)],

@@ -23,7 +23,7 @@ from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
-from ui.layout import look_for, page_header, show_figure
+from ui.layout import look_for, page_header, show_figure, table
 from ui.sections import Section, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
@@ -295,7 +295,7 @@ def contiguity_section(view) -> None:
     _contiguity_code(demo)
     yes, no = t("common.yes"), t("common.no")
     steps = ("heads", "transposed", "fixed")
-    st.table(
+    table(
         {
             t("mh.contig_col_step"): [t(f"mh.contig_step_{s}") for s in steps],
             t("mh.contig_col_shape"): [str(demo.shape), str(demo.transposed_shape), str(demo.fixed_shape)],
@@ -356,7 +356,7 @@ def _permutation_table(result) -> None:
         t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [_fmt(result.map_diff[(pe, mk)]) for pe in kinds]
         for mk in mh.MASK_KINDS
     }
-    st.table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
+    table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
 
 
 @st.fragment
@@ -435,7 +435,7 @@ def _redundancy_figure(steps: int, points) -> None:
 
 
 def _redundancy_table(points) -> None:
-    st.table(
+    table(
         {
             t("mh.heads_axis"): [p.n_heads for p in points],
             t("mh.red_col_init"): [f"{p.redundancy_init:.3f}" for p in points],

@@ -22,7 +22,7 @@ from ui import attention as ua
 from ui import classroom, questions
 from ui import controls as uc
 from ui.i18n import t
-from ui.layout import page_header, show_figure
+from ui.layout import page_header, show_figure, table
 from ui.sections import Section, run_sections
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -257,7 +257,7 @@ def _repeated_tokens(s: ua.SdpSetup) -> None:
     st.markdown(t("sdp.repeated_tokens"))
     rep = ua.repeated_token_rows(s.inputs.tokens, s.steps.weights)
     if rep:
-        st.table(
+        table(
             {
                 t("sdp.col_token"): [r.token for r in rep],
                 t("sdp.col_positions"): [", ".join(map(str, r.positions)) for r in rep],
@@ -327,7 +327,7 @@ def dk_section(c: ua.SdpControls) -> None:
             cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
         )
     )
-    st.table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
+    table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
     _dk_question(e, i, c.dk)
 
 

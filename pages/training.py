@@ -19,7 +19,7 @@ from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure
+from ui.layout import cached_figures, page_header, show_figure, table
 from ui.sections import Section, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -377,7 +377,7 @@ def speed_section(run: TrainResult) -> None:
     rows = ui_tr.history_table()
     if rows:
         st.subheader(t("tr.history_title"))
-        st.table(rows, hide_index=True)  # wraps to the page width: no column cut off on the right
+        table(rows, hide_index=True)  # wraps to the page width: no column cut off on the right
         st.caption(t("tr.history_caption"))
 
 

@@ -322,3 +322,33 @@ BAD_CASES = [
 def test_bad_inputs_raise_value_error(case):
     with pytest.raises(ValueError, match=r"."):
         BAD_CASES[case]()
+
+
+def _compare_one_seed_at_a_time(q, k, m, kind, seeds):
+    """compare_features' statistics written out per seed with favor_features (no batching)."""
+    s = 1 / math.sqrt(q.shape[-1])
+    exact_k = torch.exp(s * q @ k.T)
+    exact_w = exact_k / exact_k.sum(-1, keepdim=True)
+    errors, mses, negatives = [], [], 0
+    for seed in seeds:
+        phi_q, phi_k = ka.favor_features(q, k, m, kind, seed, s, stabilise=False)
+        k_hat = phi_q @ phi_k.T
+        den = k_hat.sum(-1)
+        errors.append(float((k_hat / den[:, None] - exact_w).norm() / exact_w.norm()))
+        mses.append(float(((k_hat - exact_k) ** 2).mean() / (exact_k**2).mean()))
+        negatives += int((den <= 0).sum())
+    return float(np.median(errors)), float(np.mean(mses)), negatives / (len(seeds) * q.shape[0])
+
+
+@pytest.mark.parametrize("batch_entries", [1 << 22, 16 * 12 * 3])  # all seeds at once; 3 per batch
+def test_compare_features_matches_a_loop_over_seeds(monkeypatch, batch_entries):
+    monkeypatch.setattr(ka, "_COMPARE_BATCH_ENTRIES", batch_entries)
+    q, k, _ = _qkv(L=16, d=8, sigma=0.8, seed=3)
+    k = k[:12]
+    cmp = ka.compare_features(q, k, (2, 8, 32), n_seeds=10, seed=5)
+    for a, kind in enumerate(cmp.kinds):
+        for b, m in enumerate((2, 8, 32)):
+            err, mse, neg = _compare_one_seed_at_a_time(q, k, m, kind, range(5, 15))
+            assert cmp.error[a, b] == pytest.approx(err, rel=1e-9)
+            assert cmp.kernel_mse[a, b] == pytest.approx(mse, rel=1e-9)
+            assert cmp.negative_share[a, b] == neg
