@@ -57,7 +57,7 @@ def data_controls() -> kr.PageData:
         "kr.n",
         key="kr_n",
         min_value=20,
-        max_value=kr.MAX_N,
+        max_value=kr.MAX_BUILTIN_N,
         value=200,
         step=10,
         help_key="kr.n_help",

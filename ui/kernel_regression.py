@@ -30,6 +30,10 @@ from ui.i18n import t
 POST_CLAIM, POST_H, SWEEP, FIT_POINTS = claims.POST_CLAIM, claims.POST_H, claims.SWEEP, claims.FIT_POINTS
 #: Largest sample count (slider and uploaded rows): the LOO-CV curve costs N² per bandwidth.
 MAX_N = 2000
+#: The built-in data's N slider stops here: a new N or noise draws new data, and the fresh
+#: leave-one-out curve (60 bandwidths) and h* cost ~0.2 s of a core at N = 1,000 but ~1.5 s at
+#: 2,000, which a class sharing one server cannot afford on every step. Uploads go up to MAX_N.
+MAX_BUILTIN_N = 1000
 #: Query rows of the weight-matrix heatmap.
 HEATMAP_QUERIES = 60
 #: E24 preferred numbers: 24 log-spaced steps per decade (ratio ≈ 1.1), all "nice" values.
