@@ -181,7 +181,9 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
     return n, seed
 
 
+@st.fragment
 def _dot_vs_distance(seed: int) -> None:
+    """Dot product against Gaussian kernel: its three sliders rerun only this section."""
     st.header(t("k2a.dot_title"))
     st.markdown(t("k2a.dot_body"))
     st.latex(
