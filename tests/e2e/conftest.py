@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from benchmarks.load.server import serve_streamlit
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -42,48 +38,14 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start ``streamlit run app.py`` on a free loopback port; yield its base URL."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                "--server.port", str(port), "--server.address", "127.0.0.1",
-                "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            ],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+def app_url() -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port (``benchmarks.load.server``); its base URL."""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start; its log:\n{log.read_text()}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        with serve_streamlit() as server:
+            yield server.url
+    except RuntimeError as err:  # it did not start: the message holds its log
+        pytest.fail(str(err))
 
 
 @pytest.fixture
