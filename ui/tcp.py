@@ -62,7 +62,11 @@ def send_without_delay() -> None:
     """Disable Nagle's algorithm on every TCP socket this process has and will accept.
 
     Idempotent and cheap (one pass over the open descriptors); call it once per process.
+    ``ATTENTION_TCP_NODELAY=0`` in the environment leaves the sockets as Streamlit made them (to
+    measure the difference).
     """
+    if os.environ.get("ATTENTION_TCP_NODELAY", "1") == "0":
+        return
     asyncio.base_events._set_nodelay = _set_nodelay  # selector transports look it up per connection
     for fd in open_tcp_descriptors():
         with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
