@@ -147,7 +147,19 @@ def test_code_expander_shows_the_real_source():
     def source(fn) -> str:  # st.code shows the text without its final newline
         return inspect.getsource(fn).strip("\n")
 
-    fit = next(e for e in expanders if "core.nadaraya_watson.nw_predict" in e.caption[0].value)
+    # Closed, an expander sends nothing inside it: its code is drawn once it is opened.
+    assert all(len(e.code) == 0 and len(e.caption) == 0 for e in expanders)
+    at.session_state["kr_fig_fit_code"] = True
+    at.session_state["kr_fig_cv_code"] = True
+    at.run()
+    assert not at.exception
+    expanders = [e for e in at.expander if e.label == label]
+    assert sum(len(e.code) > 0 for e in expanders) == 2
+
+    def opened(name: str):
+        return next(e for e in expanders if e.caption and name in e.caption[0].value)
+
+    fit = opened("core.nadaraya_watson.nw_predict")
     assert fit.code[0].value == source(nw.nw_predict)
-    cv = next(e for e in expanders if "core.nadaraya_watson.loo_cv_errors" in e.caption[0].value)
+    cv = opened("core.nadaraya_watson.loo_cv_errors")
     assert [c.value for c in cv.code] == [source(nw.loo_cv_errors), source(nw.select_bandwidth)]

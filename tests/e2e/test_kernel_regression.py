@@ -100,3 +100,16 @@ def test_chinese_page_and_a_bad_upload(page):
     wait_for_app(page)
     six_charts(page)
     assert_no_exception(page)
+
+
+def test_show_code_draws_the_source_only_once_opened(page):
+    page.open(PATH, lang="en")
+    six_charts(page)
+    assert page.locator('[data-testid="stCode"]').count() == 0  # closed expanders send no code
+    page.get_by_text("Show the code that computed this").first.click()
+    code = page.locator('[data-testid="stExpander"] [data-testid="stCode"]').first
+    code.wait_for(timeout=RUN_TIMEOUT_MS)
+    assert "def nw_predict" in code.inner_text()
+    wait_for_app(page)
+    assert page.locator('[data-testid="stCode"]').count() == 1  # only the opened one
+    assert_no_exception(page)
