@@ -7,6 +7,7 @@ import asyncio.base_events
 import socket
 import subprocess
 import sys
+import threading
 import tomllib
 
 import pytest
@@ -62,7 +63,10 @@ def test_connections_an_asyncio_server_accepts_later_get_nodelay(restore_asyncio
             await reader.read()
             writer.close()
 
-    asyncio.run(main())
+    # A thread of its own: another test of the session (Playwright) may hold this thread's loop.
+    worker = threading.Thread(target=asyncio.run, args=(main(),))
+    worker.start()
+    worker.join(timeout=30)
     assert seen == [True]
 
 

@@ -7,16 +7,12 @@ shoots every page in English and Chinese. Starts its own ``streamlit run`` on a 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from tests.conftest import ROOT
-from tests.e2e.conftest import CHROMIUM_FLAGS, _free_port, chromium_path, wait_for_app
+from benchmarks.load.server import serve_streamlit
+from tests.e2e.conftest import CHROMIUM_FLAGS, chromium_path, wait_for_app
 
 DEFAULT_PATHS = [
     "home",
@@ -37,20 +33,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
+    with serve_streamlit() as server:  # the app as the e2e tests serve it
+        base = server.url
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
             ctx = browser.new_context(viewport={"width": args.width, "height": 1000})
@@ -74,8 +58,6 @@ def main() -> None:
                     page.set_viewport_size({"width": args.width, "height": 1000})
                     print(target)
             browser.close()
-    finally:
-        proc.terminate()
 
 
 if __name__ == "__main__":

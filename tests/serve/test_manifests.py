@@ -263,7 +263,7 @@ def _check_deployment(deployment: dict) -> None:
         assert get.get("path") == HEALTH, probe
         assert ports.get(get["port"], get["port"]) == APP_PORT, probe
     assert container["resources"] == {
-        "requests": {"cpu": "500m", "memory": "768Mi"},
+        "requests": {"cpu": "500m", "memory": "1Gi"},
         "limits": {"cpu": "1", "memory": "1536Mi"},
     }
     selector = deployment["spec"]["selector"]["matchLabels"]
