@@ -1,6 +1,6 @@
 """The handout: what the current page showed, kept per session, downloadable as one HTML file.
 
-``ui.layout.show_figure`` (and ``look_for``, ``show_table``) record each item here, by its
+``ui.layout.show_figure`` (and ``look_for``) record each item here, by its
 position on the page, so an item redrawn by an ``st.fragment`` rerun, or drawn again into the same
 placeholder during a live run, replaces its earlier version instead of adding a copy. ``app.main``
 starts each full run of a page with :func:`begin_page` (a full run redraws every item, fragments

@@ -159,8 +159,8 @@ def show_figure(
 def arrow_table(data: Any) -> Any:
     """A dict of columns or a list of row dicts as a ``pyarrow.Table``; anything else unchanged.
 
-    ``st.table`` turns a dict into a pandas DataFrame and then into Arrow: ~5 ms for a 4 x 4 table
-    of strings, most of a rerun's table cost. Given an Arrow table it only serialises it (~0.1 ms).
+    ``st.table`` turns a dict into a pandas DataFrame, twice (for its index and for the Arrow
+    bytes): 2-5 ms per table in a live profile. Given an Arrow table it only serialises it (~0.1 ms).
     A DataFrame (e.g. with a named index to show) and data Arrow cannot type (a column mixing
     numbers and text) are returned as they are, for Streamlit to convert.
     """
@@ -184,13 +184,3 @@ def table(data: Any, *, where: Any = None, **kwargs: Any) -> Any:
     if converted is not data:
         kwargs.setdefault("hide_index", True)
     return (where or st).table(converted, **kwargs)
-
-
-def show_table(data: Any, *, key: str, look_for_key: str | None = None, **kwargs: Any) -> None:
-    """:func:`table` recorded for the handout, with an optional "look for" note."""
-    element = table(data, **kwargs)
-    caption = ""
-    if look_for_key:
-        caption = t(look_for_key)
-        st.caption(":material/visibility: " + caption)
-    record("table", element, key=key, obj=data, caption=caption)
