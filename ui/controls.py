@@ -18,6 +18,7 @@ to draw into (``st.sidebar``, a column, ...); it defaults to the main area.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -110,8 +111,13 @@ def slider(
     fmt: str | None = None,
     where: Any | None = None,
 ) -> Any:
-    """A bound slider. ``label_key`` and ``help_key`` are i18n keys."""
-    return _where(where).slider(
+    """A bound slider. ``label_key`` and ``help_key`` are i18n keys.
+
+    A link value it cannot take (not a number, out of range) is replaced by the default, with a
+    warning under the slider that says so (:func:`warn_if_refused`).
+    """
+    raw = st.query_params.get(key)
+    chosen = _where(where).slider(
         t(label_key),
         min_value=min_value,
         max_value=max_value,
@@ -122,6 +128,41 @@ def slider(
         help=t(help_key) if help_key else None,
         bind=BIND,
     )
+    warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
+    return chosen
+
+
+def refused_number(raw: str | None, lo: float | None, hi: float | None) -> bool:
+    """Whether a link's value ``raw`` cannot be taken by a numeric control bounded by lo..hi
+    (None: no value in the link, or an open bound)."""
+    if raw is None:
+        return False
+    try:
+        v = float(raw)
+    except ValueError:
+        return True
+    return not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi)
+
+
+def warn_if_refused(
+    label_key: str,
+    raw: str | None,
+    lo: float | None,
+    hi: float | None,
+    shown: Any,
+    *,
+    where: Any | None = None,
+) -> None:
+    """Say, under the control, that the link asked for ``raw`` and the control shows ``shown``.
+
+    Streamlit drops a refused value from the URL, so the warning shows on the run that opened the
+    link and not after.
+    """
+    if refused_number(raw, lo, hi):
+        _where(where).warning(
+            t("common.link_value_refused", label=t(label_key), value=str(raw)[:40], shown=shown),
+            icon=":material/link_off:",
+        )
 
 
 def select_slider(
@@ -263,9 +304,11 @@ def number_input(
 ) -> Any:
     """A bound number input with hard bounds (values outside them are rejected by Streamlit).
 
-    ``value=None`` draws it empty (returns None until the user types); a None bound is open.
+    ``value=None`` draws it empty (returns None until the user types); a None bound is open. A
+    refused link value gets a warning, as for :func:`slider`.
     """
-    return _where(where).number_input(
+    raw = st.query_params.get(key)
+    chosen = _where(where).number_input(
         t(label_key),
         min_value=min_value,
         max_value=max_value,
@@ -277,6 +320,8 @@ def number_input(
         placeholder=placeholder,
         bind=BIND,
     )
+    warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
+    return chosen
 
 
 def toggle(

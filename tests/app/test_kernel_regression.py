@@ -375,3 +375,30 @@ def test_every_csv_refusal_has_a_message_in_both_languages(lang):
     codes.add("no_spread")  # raised by ui.kernel_regression.uploaded
     assert "kr.csv_error_no_spread" in catalogue
     assert codes >= {"not_text", "one_column", "not_number", "missing", "empty", "too_many_rows", "too_big"}
+
+
+@pytest.mark.parametrize(
+    ("params", "label", "shown"),
+    [
+        ({"kr_n": "1500"}, "Number of samples N", "200"),  # a link from before the N cap
+        ({"kr_noise": "nan"}, "Noise (standard deviation)", "0.1"),
+        ({"kr_seed": "-3"}, "Seed", "42"),
+    ],
+)
+def test_a_refused_link_value_is_said_once(params, label, shown):
+    at = open_page(PAGE, params=params)
+    assert_clean(at)
+    (raw,) = params.values()
+    (warning,) = [w.value for w in at.warning]
+    assert label in warning
+    assert raw in warning
+    assert f"shows {shown} instead" in warning
+    at.run()
+    assert not at.warning  # the URL now holds the value shown
+
+
+def test_an_accepted_link_value_gets_no_warning():
+    at = open_page(PAGE, params={"kr_n": "1000", "kr_noise": "0.5", "kr_seed": "7"})
+    assert_clean(at)
+    assert at.slider(key="kr_n").value == 1000
+    assert not at.warning
