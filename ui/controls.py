@@ -2,7 +2,8 @@
 
 A teacher's URL reproduces the exact view because each control here passes
 ``key=...`` and ``bind="query-params"``. Streamlit ignores (and removes from the URL) a query
-value that is out of range or not among the options, so a tampered URL falls back to defaults.
+value that is out of range or not among the options, so a tampered URL falls back to defaults;
+numeric controls say so under the control (:func:`warn_if_refused`).
 
 Selection widgets (selectbox, radio) are the exception: Streamlit's binding writes the
 *displayed* label to the URL (``?sdp_mask=因果``), which changes with the language, and after a
