@@ -161,7 +161,12 @@ def warn_if_refused(
     """
     if refused_number(raw, lo, hi):
         _where(where).warning(
-            t("common.link_value_refused", label=t(label_key), value=str(raw)[:40], shown=shown),
+            t(
+                "common.link_value_refused",
+                label=t(label_key),
+                value=str(raw)[:40],
+                shown="—" if shown is None else shown,  # an empty number input (a question's answer)
+            ),
             icon=":material/link_off:",
         )
 

@@ -402,3 +402,11 @@ def test_an_accepted_link_value_gets_no_warning():
     assert_clean(at)
     assert at.slider(key="kr_n").value == 1000
     assert not at.warning
+
+
+def test_a_refused_answer_in_the_link_shows_an_empty_answer():
+    at = open_page(PAGE, params={"q_kr_row": "zzz"})
+    assert_clean(at)
+    (warning,) = [w.value for w in at.warning]
+    assert "zzz" in warning
+    assert "shows — instead" in warning
