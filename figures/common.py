@@ -19,6 +19,14 @@ BASE_FONT_SIZE = 15
 
 #: Name of the house template (plotly_white, large fonts, legend on top), registered once below.
 HOUSE_TEMPLATE = "attention_house"
+#: The trace types the app draws. The house template keeps plotly_white's styling for these only:
+#: every figure carries (and Plotly copies, serialises and sends) its own copy of the template, and
+#: plotly_white's full 7 KB (styles for 3-D, maps, polar, carpet ... traces) cost ~0.8 ms per
+#: figure to copy and most of a small figure's bytes. A new trace type must be added here
+#: (``tests/figures/test_plotly_spec.py`` checks every figure the pages show).
+TRACE_TYPES = ("bar", "heatmap", "scatter", "table")
+#: plotly_white's layout parts for subplot kinds the app never draws.
+UNUSED_LAYOUT = ("geo", "polar", "scene", "ternary")
 
 
 def _register_house_template() -> None:
@@ -31,6 +39,11 @@ def _register_house_template() -> None:
     if HOUSE_TEMPLATE in pio.templates and pio.templates.default == HOUSE_TEMPLATE:
         return
     house = go.layout.Template(pio.templates["plotly_white"])
+    for trace_type in house.data.to_plotly_json():
+        if trace_type not in TRACE_TYPES:
+            house.data[trace_type] = None
+    for part in UNUSED_LAYOUT:
+        house.layout[part] = None
     house.layout.font = {"size": BASE_FONT_SIZE}
     house.layout.legend = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
     # Plotly's toolbar appears at the top right on hover: titles start at the left edge of the

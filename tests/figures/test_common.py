@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
-from figures.common import base_layout, log_axis
+from figures.common import HOUSE_TEMPLATE, TRACE_TYPES, UNUSED_LAYOUT, base_layout, log_axis
 from figures.kernel_regression import cv_figure
 
 _SUPERSCRIPTS = dict(zip("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789", strict=True))
@@ -61,3 +63,15 @@ def test_titles_sit_left_of_the_vertical_toolbar():
     assert template.title.xanchor == "left"
     assert template.title.x == 0
     assert template.modebar.orientation == "v"
+
+
+def test_house_template_keeps_plotly_whites_look_for_the_traces_the_app_draws():
+    house = pio.templates[HOUSE_TEMPLATE].to_plotly_json()
+    white = pio.templates["plotly_white"].to_plotly_json()
+    assert set(house["data"]) == set(TRACE_TYPES)
+    for trace_type in TRACE_TYPES:
+        assert house["data"][trace_type] == white["data"][trace_type]
+    for key, value in white["layout"].items():
+        if key not in (*UNUSED_LAYOUT, "font", "legend", "title", "modebar"):
+            assert house["layout"][key] == value, key
+    assert len(json.dumps(house)) < len(json.dumps(white)) / 2

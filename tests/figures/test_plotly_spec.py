@@ -5,11 +5,14 @@ from __future__ import annotations
 import gc
 import json
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io
 import plotly.tools
 import pytest
 
+from figures.common import HOUSE_TEMPLATE
 from ui import plotly_spec
 
 
@@ -50,3 +53,85 @@ def test_the_spec_goes_with_its_figure():
     del fig
     gc.collect()
     assert key not in plotly_spec._specs
+
+
+def _plotly_json(fig: go.Figure) -> object:
+    """Plotly's own answer: the JSON of ``fig.to_dict()`` (a deep copy with typed arrays)."""
+    return json.loads(plotly_spec._to_json(fig.to_dict(), validate=False))
+
+
+def _ours(fig: go.Figure) -> object:
+    return json.loads(plotly_spec._to_json(plotly_spec.plain(fig), validate=False))
+
+
+def _every_kind_of_value() -> go.Figure:
+    rng = np.random.default_rng(0)
+    fig = go.Figure(
+        [
+            go.Scatter(x=np.arange(5), y=rng.normal(size=5), text=["a", "b", "c", "d", "e"], name="ints"),
+            go.Scatter(x=np.arange(3, dtype=np.int64) * 10**10, y=[1.0, float("nan"), 3.0], mode="lines"),
+            go.Scatter(x=pd.Series([0.5, 1.5]), y=np.array([True, False]), customdata=np.ones((2, 3))),
+            go.Heatmap(z=np.where(np.eye(3) > 0, np.nan, rng.random((3, 3))), x=("p", "q", "r"), zmin=0),
+            go.Heatmap(z=[[1, 2], [3, 4]], colorscale=[[0, "white"], [1, "red"]], showscale=False),
+            go.Bar(
+                x=np.array(["u", "v"]),
+                y=np.array([1, -200], dtype=np.int16),
+                marker={"color": ["red", "blue"]},
+            ),
+            go.Table(header={"values": ["a", "b"]}, cells={"values": [np.arange(3), ["x", "y", "z"]]}),
+        ],
+        layout={
+            "title": {"text": "t"},
+            "xaxis": {"range": np.array([0.0, 4.0]), "tickvals": np.arange(4), "ticktext": list("wxyz")},
+            "shapes": [{"type": "line", "x0": 1, "x1": 1, "y0": 0, "y1": 1, "yref": "paper"}],
+            "annotations": [{"x": 1, "y": 2, "text": "note", "showarrow": False}],
+            "height": 300,
+        },
+    )
+    fig.add_vline(x=2.0)
+    return fig
+
+
+def test_plain_gives_plotlys_json_for_every_kind_of_value():
+    fig = _every_kind_of_value()
+    before = _plotly_json(fig)
+    assert _ours(fig) == before
+    assert _plotly_json(fig) == before  # the figure itself is left as it was
+
+
+def test_plain_turns_arrays_into_typed_arrays_like_plotly():
+    fig = go.Figure(go.Scatter(x=np.arange(4.0), y=[1, 2, 3, 4]))
+    data = plotly_spec.plain(fig)["data"][0]
+    assert set(data["x"]) >= {"dtype", "bdata"}  # compact, as Plotly sends it
+    assert data["y"] == [1, 2, 3, 4]
+    assert isinstance(fig.data[0].x, np.ndarray)  # the figure keeps its array
+
+
+PAGES = (
+    "kernel-regression",
+    "kernels-to-attention",
+    "scaled-dot-product",
+    "multi-head",
+    "kernel-approximation",
+)
+
+
+@pytest.mark.parametrize("page", [*PAGES, "in-context", "training"])
+def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
+    """Every figure a page draws (after one run of each page), ours against Plotly's ``to_dict``."""
+    from tests.app.conftest import assert_clean, open_page
+
+    shown: list[go.Figure] = []
+    real = plotly_spec.plain
+    monkeypatch.setattr(plotly_spec, "plain", lambda fig: shown.append(fig) or real(fig))
+    plotly_spec._specs.clear()  # figures cached by earlier tests are serialised again
+    at = open_page(page)
+    assert_clean(at)
+    monkeypatch.undo()
+    assert len(shown) >= 3
+    styled = set(plotly.io.templates[HOUSE_TEMPLATE].data.to_plotly_json())
+    for fig in shown:
+        assert _ours(fig) == _plotly_json(fig)
+        assert {trace.type for trace in fig.data} <= styled, (
+            "add the trace type to figures.common.TRACE_TYPES"
+        )
