@@ -52,18 +52,24 @@ def _trend(before: float, after: float) -> str:
 
 
 def _lipschitz_question(config, refs) -> None:
-    """Before training: double L; the oracle's bandwidth at 2L against the one at L (both measured)."""
-    steeper = ui_ic.references(config.replace(lipschitz=2 * config.lipschitz))
+    """Before training: double L; the oracle's bandwidth at 2L against the one at L (both measured).
+
+    The 2L reference is measured only once the learner has answered (its own ~0.2-1.5 s).
+    """
     lips = {"L": f"{config.lipschitz:g}", "L2": f"{2 * config.lipschitz:g}", "n": config.n_context}
+
+    def steeper_h() -> float:
+        return ui_ic.references(config.replace(lipschitz=2 * config.lipschitz)).oracle_h
+
     questions.ask(
         "ic_steeper",
         prompt_key="q.ic_steeper_prompt",
         prompt_kwargs=lips,
         choices=TREND_CHOICES,
         choice_kwargs={"factor": SAME_FACTOR},
-        answer=_trend(refs.oracle_h, steeper.oracle_h),
+        answer=lambda: _trend(refs.oracle_h, steeper_h()),
         explain_key="q.ic_steeper_explain",
-        explain_kwargs=lips | {"h": f"{refs.oracle_h:.3f}", "h2": f"{steeper.oracle_h:.3f}"},
+        explain_kwargs=lambda: lips | {"h": f"{refs.oracle_h:.3f}", "h2": f"{steeper_h():.3f}"},
     )
 
 

@@ -18,7 +18,7 @@ Questions are hidden when a presenting teacher turns them off (:func:`ui.classro
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from numbers import Integral, Real
 from typing import Any
 
@@ -63,6 +63,11 @@ def _record_check(qid: str, answer: Any) -> None:
         st.session_state[_CHECKED.format(qid=qid)] = (response, answer)
 
 
+def _check_answer(qid: str, answer: Any, choices: Mapping[str, str] | None) -> None:
+    if choices is not None and str(answer) not in choices:
+        raise ValueError(f"answer {answer!r} of question {qid!r} is not among {sorted(choices)}")
+
+
 def _format_number(value: float, fmt: str | None) -> str:
     if fmt:
         return fmt % value
@@ -73,12 +78,12 @@ def ask(
     qid: str,
     *,
     prompt_key: str,
-    answer: Any,
+    answer: Any | Callable[[], Any],
     explain_key: str,
     choices: Mapping[str, str] | None = None,
     prompt_kwargs: Mapping[str, object] | None = None,
     choice_kwargs: Mapping[str, object] | None = None,
-    explain_kwargs: Mapping[str, object] | None = None,
+    explain_kwargs: Mapping[str, object] | Callable[[], Mapping[str, object]] | None = None,
     tolerance: float = 0.0,
     relative: bool = False,
     min_value: float | None = None,
@@ -92,8 +97,11 @@ def ask(
         qid: stable id, unique on the page (e.g. ``"kr_row"``); keys ``q_<qid>``, ``q_<qid>_check``.
         prompt_key: i18n key of the question, formatted with ``prompt_kwargs``.
         answer: the right answer on the current controls: a choice id when ``choices`` is given,
-            else a number. The caller computes it from the page's live computation.
-        explain_key: i18n key of the explanation revealed after Check (``explain_kwargs``).
+            else a number. The caller computes it from the page's live computation. A callable
+            (no arguments) is called only once the learner has given a response, for an answer
+            that costs a computation the page does not otherwise need.
+        explain_key: i18n key of the explanation revealed after Check (``explain_kwargs``, which
+            may likewise be a callable returning the mapping).
         choices: ``{choice id: i18n key}`` for a multiple choice (labels take ``choice_kwargs``);
             None asks for a number.
         tolerance, relative: how close a number must be (absolute, or a fraction of ``|answer|``).
@@ -105,8 +113,8 @@ def ask(
     """
     if not classroom.questions_on():
         return None
-    if choices is not None and str(answer) not in choices:
-        raise ValueError(f"answer {answer!r} of question {qid!r} is not among {sorted(choices)}")
+    if not callable(answer):
+        _check_answer(qid, answer, choices)
     key = widget_key(qid)
     with st.container(border=True):
         st.markdown(f":material/quiz: **{t('q.predict')}** " + t(prompt_key, **(prompt_kwargs or {})))
@@ -115,7 +123,6 @@ def ask(
             response = uc.radio(
                 "q.your_answer", key=key, options=list(choices), index=None, format_func=labels.__getitem__
             )
-            shown_answer = labels[str(answer)]
         else:
             integer = fmt == "%d" or (
                 step is None and isinstance(answer, Integral) and not isinstance(answer, bool)
@@ -131,7 +138,9 @@ def ask(
                 fmt=fmt or ("%d" if integer else None),
                 placeholder=t("q.number_placeholder"),
             )
-            shown_answer = _format_number(float(answer), fmt)
+        if response is not None and callable(answer):
+            answer = answer()
+            _check_answer(qid, answer, choices)
         st.button(
             t("q.check"),
             key=check_key(qid),
@@ -149,6 +158,9 @@ def ask(
         if right:
             st.success(t("q.right"), icon=":material/check_circle:")
         else:
+            shown_answer = labels[str(answer)] if choices is not None else _format_number(float(answer), fmt)
             st.error(t("q.wrong", answer=shown_answer), icon=":material/cancel:")
+        if callable(explain_kwargs):
+            explain_kwargs = explain_kwargs()
         st.markdown(":material/lightbulb: " + t(explain_key, **(explain_kwargs or {})))
         return right

@@ -464,6 +464,20 @@ def _ic_steeper(at) -> str:
     return _trend(h, h2)
 
 
+def test_in_context_steeper_reference_is_measured_only_once_answered(monkeypatch):
+    """The 2L reference (a second NW oracle and LOO-CV) is not paid for on a control step."""
+    measured: list[float] = []
+    real = core_ic.references
+    monkeypatch.setattr(core_ic, "references", lambda c: measured.append(c.lipschitz) or real(c))
+    at = open_page("in-context", params={"ic_seed": "424242", "ic_steps": "100"})  # a seed no test caches
+    assert_clean(at)
+    assert measured == [4.0]  # the page's own reference only
+    config = _ic_config(at)
+    expected = _trend(real(config).oracle_h, real(config.replace(lipschitz=8.0)).oracle_h)
+    assert answer(at, "ic_steeper", expected) == "right"
+    assert measured == [4.0, 8.0]  # measured once the learner answered, and the verdict uses it
+
+
 def test_in_context_questions():
     at = open_page("in-context", params={"ic_steps": "100"})
     assert_clean(at)
