@@ -59,7 +59,7 @@ def _lipschitz_question(config, refs) -> None:
     lips = {"L": f"{config.lipschitz:g}", "L2": f"{2 * config.lipschitz:g}", "n": config.n_context}
 
     def steeper_h() -> float:
-        return ui_ic.references(config.replace(lipschitz=2 * config.lipschitz)).oracle_h
+        return ui_ic.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
 
     questions.ask(
         "ic_steeper",
@@ -121,7 +121,8 @@ class LiveView:
             min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
         )
         if run is None:
-            self.status.info(t("ic.press_train"))
+            loo_note = "" if refs.loo_error is not None else "\n\n" + t("ic.loo_on_train")
+            self.status.info(t("ic.press_train") + loo_note)
         else:
             self.status.caption(
                 t(
@@ -144,7 +145,7 @@ class LiveView:
         fig = build.bandwidth_figure(
             steps,
             tuple(run.bandwidth) if run is not None else (),
-            {"oracle": refs.oracle_h, "loo": refs.loo_h_median},
+            _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
             max_steps=max(config.steps, done),
             names=n,
             title=t("ic.bandwidth_title"),
@@ -158,12 +159,14 @@ class LiveView:
         fig = build.error_figure(
             tuple(run.eval_steps) if run is not None else (),
             tuple(run.test_error) if run is not None else (),
-            {
-                "oracle": refs.oracle_error,
-                "loo": refs.loo_error,
-                "mean": refs.mean_error,
-                "floor": refs.noise_floor,
-            },
+            _measured(
+                {
+                    "oracle": refs.oracle_error,
+                    "loo": refs.loo_error,
+                    "mean": refs.mean_error,
+                    "floor": refs.noise_floor,
+                }
+            ),
             max_steps=max(config.steps, done),
             names=n,
             title=t("ic.error_title"),
@@ -193,6 +196,11 @@ class LiveView:
                 fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=icl.context_view
             )
         self.clock.done(started)
+
+
+def _measured(lines: dict[str, float | None]) -> dict[str, float]:
+    """The reference lines that were measured (LOO-CV is None until Train is pressed)."""
+    return {role: value for role, value in lines.items() if value is not None}
 
 
 class _Cached:
@@ -233,16 +241,20 @@ def live_section(config) -> object:
     shown = run.config if run is not None else config
     if shown is None:
         return None
+    training = ui_ic.mode(config) in ("running", "step")
     with st.spinner(t("ic.measuring_refs")):
-        refs = ui_ic.references(shown)
+        # before any run, without the slow LOO-CV line: a task control's step stays light
+        refs = ui_ic.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
     view = LiveView()
-    if ui_ic.mode(config) in ("running", "step"):
+    if training:
         if run is not None and run.config.same_run_as(config):
             view.draw(run.config, refs, run, live=True)
         else:  # a new run: keep the empty axes and the task on screen until its first redraw
-            view.draw(config, ui_ic.references(config), None)
+            with st.spinner(t("ic.measuring_refs")):
+                refs = ui_ic.references(config)
+            view.draw(config, refs, None)
             view.status.info(t("ic.starting"))
         ui_ic.train_live(
             config,

@@ -40,6 +40,37 @@ def test_page_teaches_before_training(lang):
     assert _live(at).run is None
 
 
+def _trace_names(at) -> list[set[str]]:
+    """The trace names of each chart on the page (legend entries)."""
+    import json
+
+    return [{trace.get("name") for trace in json.loads(c.proto.spec)["data"]} for c in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_loo_line_is_measured_on_train_not_on_a_control_step(lang, monkeypatch):
+    """Before training, a task control's step measures the oracle only (the LOO-CV line costs N²
+    per context); pressing Train measures it, and the charts then show it."""
+    measured: list[bool] = []
+    real = core_ic.references
+    monkeypatch.setattr(core_ic, "references", lambda c, loo=True: measured.append(loo) or real(c, loo=loo))
+    cat = load_catalogue(lang)
+    seed = {"en": "515151", "zh": "515152"}[lang]  # a config no other test has cached
+    at = open_page("in-context", lang=lang, params={**SHORT, "ic_seed": seed})
+    assert_clean(at)
+    at.select_slider(key="ic_noise").set_value(0.5).run()
+    assert_clean(at)
+    assert measured
+    assert not any(measured)
+    assert any(cat["ic.loo_on_train"] in i.value for i in at.info)
+    loo = cat["ic.legend_loo"]
+    assert not any(loo in names for names in _trace_names(at))
+    at.button(key="ic_btn_train").click().run()
+    assert_clean(at)
+    assert measured[-1] is True
+    assert sum(loo in names for names in _trace_names(at)) == 2  # the bandwidth and the error charts
+
+
 def test_every_control_from_the_url():
     params = {
         "ic_L": "8",

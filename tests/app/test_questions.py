@@ -468,7 +468,9 @@ def test_in_context_steeper_reference_is_measured_only_once_answered(monkeypatch
     """The 2L reference (a second NW oracle and LOO-CV) is not paid for on a control step."""
     measured: list[float] = []
     real = core_ic.references
-    monkeypatch.setattr(core_ic, "references", lambda c: measured.append(c.lipschitz) or real(c))
+    monkeypatch.setattr(
+        core_ic, "references", lambda c, loo=True: measured.append(c.lipschitz) or real(c, loo=loo)
+    )
     at = open_page("in-context", params={"ic_seed": "424242", "ic_steps": "100"})  # a seed no test caches
     assert_clean(at)
     assert measured == [4.0]  # the page's own reference only

@@ -110,6 +110,18 @@ def test_loo_bandwidths_against_brute_force():
         assert got[b] == grid[np.flatnonzero(np.isclose(cv, cv.min(), rtol=1e-12))[-1]]
 
 
+def test_references_without_loo_are_the_same_oracle_and_skip_only_loo():
+    config = ic.ICLConfig(n_context=16, seed=3)
+    full, quick = ic.references(config), ic.references(config, loo=False)
+    assert quick.loo_error is None
+    assert quick.loo_h_median is None
+    assert full.loo_error > 0
+    assert full.loo_h_median in ic.BANDWIDTH_GRID
+    for name in ("noise_floor", "oracle_h", "oracle_error", "mean_error"):
+        assert getattr(quick, name) == getattr(full, name)
+    np.testing.assert_array_equal(quick.grid_errors, full.grid_errors)
+
+
 def test_trained_softmax_matches_oracle_and_beats_linear(default_pair):
     config, run, refs = default_pair
     linear = ic.train_icl(config.replace(attention="linear"))
