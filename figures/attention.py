@@ -216,13 +216,9 @@ def line_figure(
              "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
         )  # fmt: skip
     if vline is not None:
-        # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(_rule("x", vline, {"color": "#555", "dash": "dot"}))
-        annotations.append(
-            {"x": float(np.log10(vline)) if log_x else vline, "y": 1.0, "yref": "paper",
-             "text": vline_text, "showarrow": False, "xanchor": "right", "yanchor": "bottom",
-             "font": {"size": 13, "color": "#555"}}
-        )  # fmt: skip
+        marker_shapes, marker_notes = vline_marks(vline, vline_text, log_x=log_x)
+        shapes += marker_shapes
+        annotations += marker_notes
     xaxis: dict = {"title": {"text": x_title}, **(log_axis(x) if log_x else {})}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
         xs = np.asarray(x, dtype=float)
@@ -239,6 +235,20 @@ def line_figure(
     fig = base_layout(go.Figure(data=traces, layout=layout), title=title, height=height + 70)
     fig.update_layout(margin={"b": 120})
     return fig
+
+
+def vline_marks(x: float, text: str, *, log_x: bool = False) -> tuple[list[dict], list[dict]]:
+    """The vertical marker of :func:`line_figure` (a dotted line at ``x`` labelled ``text``) as
+    (shapes, annotations) layout dicts: to draw on a figure built without it, so that moving the
+    marker (e.g. the current d_k) does not rebuild the figure (``ui.layout.show_figure(marks=)``).
+    """
+    # a shape takes data coordinates; an annotation on a log axis takes log10 units
+    shape = _rule("x", x, {"color": "#555", "dash": "dot"})
+    note = {
+        "x": float(np.log10(x)) if log_x else x, "y": 1.0, "yref": "paper", "text": text,
+        "showarrow": False, "xanchor": "right", "yanchor": "bottom", "font": {"size": 13, "color": "#555"},
+    }  # fmt: skip
+    return [shape], [note]
 
 
 def _rule(axis: str, value: float, line: dict) -> dict:

@@ -18,11 +18,13 @@ import streamlit as st
 
 from core import attention as attn
 from core import attention_analysis as aa
+from figures.attention import vline_marks
 from ui import attention as ua
 from ui import classroom, questions
 from ui import controls as uc
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
+from ui.plotly_spec import Marks
 from ui.sections import Section, run_sections
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -295,10 +297,10 @@ def _dk_figure(e, dk: int, name: str) -> None:
         log_y=extra.get("log_y", False),
         dashed=tuple(t(f"sdp.series_{i}") for i in extra.get("dashed_ids", ())),
         hlines={t("sdp.uniform_entropy"): e.log_s} if extra.get("uniform") else None,
-        vline=dk,
-        vline_text=t("sdp.current_dk"),
-    )
-    show_figure(fig, key=f"sdp_fig_dk_{name}", look_for_key=f"sdp.look_dk_{name}", code=attn.dk_experiment)
+    )  # cached per seed and language: moving d_k moves only the marker drawn over it
+    marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True)))
+    key = f"sdp_fig_dk_{name}"
+    show_figure(fig, key=key, look_for_key=f"sdp.look_dk_{name}", code=attn.dk_experiment, marks=marker)
 
 
 def dk_section(c: ua.SdpControls) -> None:

@@ -67,6 +67,9 @@ class Registry:
         for _, (kind, key, obj, caption, fns) in shown:
             code = tuple((qualified_name(fn), source(fn)) for fn in fns)
             if kind == "figure":
+                if isinstance(obj, tuple):  # (figure, marks drawn over it): materialised only here
+                    fig, marks = obj
+                    obj = marks.figure(fig)
                 out.append(HandoutItem(kind, key, figure=obj, caption=caption, code=code))
             elif kind == "table":
                 out.append(HandoutItem(kind, key, table=obj, caption=caption, code=code))

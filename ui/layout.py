@@ -14,6 +14,7 @@ from figures.export import figure_csv
 from ui import classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
+from ui.plotly_spec import Marks, marked_spec
 from ui.plotly_spec import install as _install_plotly_spec
 from ui.router import ensure_routed
 
@@ -126,6 +127,7 @@ def show_figure(
     key: str,
     look_for_key: str | None = None,
     code: CodeArg = None,
+    marks: Marks | None = None,
     **kwargs: object,
 ) -> None:
     """Render a Plotly figure at full width, with its "what to look for" note under it.
@@ -134,10 +136,13 @@ def show_figure(
     clicked; the click does not rerun the page) and, given ``code``, the source of the function(s)
     that computed the figure (:func:`show_code`). The figure and its note are recorded for the
     page's handout (``ui.handout``). The CSV button and the record add ~0.3 ms per figure
-    (``python -m benchmarks show_figure``). ``kwargs`` fill the note's placeholders.
+    (``python -m benchmarks show_figure``). ``kwargs`` fill the note's placeholders. ``marks``
+    (``ui.plotly_spec.Marks``) are drawn over ``fig`` without rebuilding it: a marker that follows
+    a control on a figure cached on its data; the CSV holds ``fig``'s data, the handout the marks too.
     """
     shown = _for_projector(fig) if classroom.presenting() else fig
-    element = st.plotly_chart(shown, width="stretch", config=PLOTLY_CONFIG, key=key)
+    chart = marked_spec(shown, marks) if marks is not None else shown
+    element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
     caption = ""
     if look_for_key:
         caption = t(look_for_key, **kwargs)
@@ -153,7 +158,7 @@ def show_figure(
         icon=":material/download:",
     )
     fns = show_code(code, key=f"{key}_code")
-    record("figure", element, key=key, obj=fig, caption=caption, code=fns)
+    record("figure", element, key=key, obj=fig if marks is None else (fig, marks), caption=caption, code=fns)
 
 
 def arrow_table(data: Any) -> Any:

@@ -259,3 +259,37 @@ def test_language_switch_keeps_the_radio_selections(lang):
     assert at.radio(key="sdp_scale").value == "custom"
     assert at.radio(key="sdp_mask").value == "causal"
     assert at.radio(key="sdp_input").value == "sentence_zh"
+
+
+def _dk_markers(at) -> dict[str, list[float]]:
+    """Chart key -> the x of its vertical marker lines, for the four d_k experiment charts."""
+    out = {}
+    for chart in at.get("plotly_chart"):
+        key = chart.proto.id.split("-", 2)[-1]
+        if key.startswith("sdp_fig_dk_"):
+            shapes = json.loads(chart.proto.spec)["layout"].get("shapes", [])
+            out[key] = [s["x0"] for s in shapes if s.get("xref") == "x" and s["x0"] == s["x1"]]
+    return out
+
+
+def test_dk_marker_follows_the_slider_on_the_cached_experiment_charts():
+    """d_k moves only the marker drawn over the experiment's charts (cached per seed): every step
+    shows it at the new d_k, once per chart, and the handout's copy of the charts has it too."""
+    from ui.handout import STATE_KEY
+
+    def figures_shown() -> dict[str, object]:  # chart key -> the figure object drawn (under its marks)
+        items = at.session_state[STATE_KEY].items.values()
+        return {key: obj[0] for _, key, obj, *_ in items if key.startswith("sdp_fig_dk_")}
+
+    at = open_page(PAGE, params={"sdp_dk": "16"})
+    assert_clean(at)
+    assert _dk_markers(at) == {f"sdp_fig_dk_{n}": [16] for n in ("var", "entropy", "max", "grad")}
+    before = figures_shown()
+    at.select_slider(key="sdp_dk").set_value(128).run()
+    assert_clean(at)
+    assert _dk_markers(at) == {f"sdp_fig_dk_{n}": [128] for n in ("var", "entropy", "max", "grad")}
+    after = figures_shown()
+    assert len(after) == 4
+    assert all(after[key] is before[key] for key in after)  # the same figures: not rebuilt
+    items = {item.key: item for item in at.session_state[STATE_KEY].snapshot()}
+    assert [s.x0 for s in items["sdp_fig_dk_var"].figure.layout.shapes if s.xref == "x"] == [128]

@@ -135,3 +135,26 @@ def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
         assert {trace.type for trace in fig.data} <= styled, (
             "add the trace type to figures.common.TRACE_TYPES"
         )
+
+
+def _dk_like(vline: float | None = None) -> go.Figure:
+    from figures.attention import line_figure
+
+    d_k = np.array([1, 4, 16, 64, 256])
+    return line_figure(
+        d_k, {"a": d_k**0.5, "b": np.log(d_k + 1)}, title="t", x_title="d_k", y_title="y", log_x=True,
+        hlines={"level": 2.0}, vline=vline, vline_text="now",
+    )  # fmt: skip
+
+
+def test_marks_over_a_cached_figure_are_the_figure_plotly_would_draw_with_them():
+    from figures.attention import vline_marks
+
+    base = _dk_like()
+    marks = plotly_spec.Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
+    shown = plotly_spec.marked_spec(base, marks)
+    assert json.loads(shown.json) == _plotly_json(marks.figure(base))  # what validation makes of them
+    assert json.loads(shown.json) == _plotly_json(_dk_like(vline=64))  # = the figure built with it
+    assert plotly.tools.return_figure_from_figure_or_data(shown, validate_figure=True) is shown
+    assert len(base.layout.shapes) == 1  # the cached figure is left as it was (its hline only)
+    assert plotly_spec.spec(base) is plotly_spec.spec(base)  # its own dict is still computed once
