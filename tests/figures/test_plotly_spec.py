@@ -158,3 +158,14 @@ def test_marks_over_a_cached_figure_are_the_figure_plotly_would_draw_with_them()
     assert plotly.tools.return_figure_from_figure_or_data(shown, validate_figure=True) is shown
     assert len(base.layout.shapes) == 1  # the cached figure is left as it was (its hline only)
     assert plotly_spec.spec(base) is plotly_spec.spec(base)  # its own dict is still computed once
+
+
+def test_figures_are_serialised_by_orjson_with_the_same_json():
+    """orjson (a pinned requirement) is Plotly's engine; its JSON equals the json module's."""
+    assert plotly.io.json.config.default_engine == "auto"
+    import orjson  # noqa: F401  (requirements.txt: a missing orjson fails here)
+
+    fig = _every_kind_of_value()
+    fast = plotly_spec._to_json(plotly_spec.plain(fig), validate=False)
+    assert fast == plotly_spec._to_json(plotly_spec.plain(fig), validate=False, engine="orjson")
+    assert json.loads(fast) == json.loads(plotly_spec._to_json(fig.to_dict(), validate=False, engine="json"))
