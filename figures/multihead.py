@@ -121,22 +121,26 @@ def concat_heatmap(
         height=max(360, 140 + 22 * len(labels)),
         hover_template=f"%{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
     )
-    fig.update_yaxes(type="category")
-    fig.update_xaxes(tick0=0, dtick=max(1, math.ceil(concat.shape[1] / 12)))  # whole columns only
-    for h in range(1, n_heads):
-        fig.add_vline(x=h * width - 0.5, line={"color": "black", "width": 2 if n_heads <= 8 else 1})
-    if n_heads <= 16:
-        for h in range(n_heads):
-            fig.add_annotation(
-                x=h * width + (width - 1) / 2,
-                y=1.0,
-                yref="paper",
-                yanchor="bottom",
-                text=head_titles[h],
-                showarrow=False,
-                font={"size": 13},
-            )
-    fig.update_layout(margin={"t": 90})
+    # Head boundaries and labels in one layout update: add_vline / add_annotation re-validate every
+    # shape and annotation already there on each call (16 heads: 0.23 s, 32 heads: 0.7 s).
+    line = {"color": "black", "width": 2 if n_heads <= 8 else 1}
+    shapes = [
+        {"type": "line", "x0": h * width - 0.5, "x1": h * width - 0.5, "xref": "x",
+         "y0": 0, "y1": 1, "yref": "y domain", "line": line}
+        for h in range(1, n_heads)
+    ]  # fmt: skip
+    notes = [
+        {"x": h * width + (width - 1) / 2, "y": 1.0, "yref": "paper", "yanchor": "bottom",
+         "text": head_titles[h], "showarrow": False, "font": {"size": 13}}
+        for h in range(n_heads if n_heads <= 16 else 0)
+    ]  # fmt: skip
+    fig.update_layout(
+        yaxis_type="category",
+        xaxis={"tick0": 0, "dtick": max(1, math.ceil(concat.shape[1] / 12))},  # whole columns only
+        shapes=shapes,
+        annotations=notes,
+        margin={"t": 90},
+    )
     return fig
 
 

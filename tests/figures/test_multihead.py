@@ -76,3 +76,35 @@ def test_redundancy_curve_leaves_a_gap_for_one_head_and_permutation_grid_has_thr
     )
     assert len(grid.data) == 6
     assert [tr.coloraxis for tr in grid.data] == ["coloraxis", "coloraxis", "coloraxis2"] * 2
+
+
+def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
+    """The head boundaries and labels, laid out in one pass, equal what Plotly's own add_vline and
+    add_annotation calls build on the same heatmap (for few heads, and past the 16-label limit)."""
+    import json
+
+    from figures.common import heatmap
+
+    for heads, width in ((3, 4), (12, 2), (20, 1)):
+        concat = np.random.default_rng(heads).normal(size=(6, heads * width))
+        args = {"labels": list("abcdef"), "title": "C", "x_title": "col", "y_title": "q"}
+        titles = [f"h{h}" for h in range(heads)]
+        fig = figs.concat_heatmap(concat, n_heads=heads, head_titles=titles, **args)
+        bound = float(np.abs(concat).max())
+        ref = heatmap(
+            concat, y=list("abcdef"), title="C", x_title="col", y_title="q",
+            colorscale=figs.SIGNED_COLORSCALE,
+            zmin=-bound, zmax=bound, height=max(360, 140 + 22 * 6),
+            hover_template="%{y}<br>col %{x}<br>%{z:.3f}<extra></extra>",
+        )  # fmt: skip
+        ref.update_yaxes(type="category")
+        ref.update_xaxes(tick0=0, dtick=max(1, -(-concat.shape[1] // 12)))
+        for h in range(1, heads):
+            ref.add_vline(x=h * width - 0.5, line={"color": "black", "width": 2 if heads <= 8 else 1})
+        for h in range(heads if heads <= 16 else 0):
+            ref.add_annotation(
+                x=h * width + (width - 1) / 2, y=1.0, yref="paper", yanchor="bottom", text=titles[h],
+                showarrow=False, font={"size": 13},
+            )  # fmt: skip
+        ref.update_layout(margin={"t": 90})
+        assert json.loads(fig.to_json()) == json.loads(ref.to_json())
