@@ -169,3 +169,26 @@ def test_figures_are_serialised_by_orjson_with_the_same_json():
     fast = plotly_spec._to_json(plotly_spec.plain(fig), validate=False)
     assert fast == plotly_spec._to_json(plotly_spec.plain(fig), validate=False, engine="orjson")
     assert json.loads(fast) == json.loads(plotly_spec._to_json(fig.to_dict(), validate=False, engine="json"))
+
+
+def test_cached_figure_keys_list_arguments_by_their_content():
+    """Figure builders are cached on their arguments; a list is hashed by its pickle (fast): equal
+    contents hit the cache, any changed element or type misses it, never the other way round."""
+    from ui.layout import cached_figure
+
+    built: list[tuple] = []
+
+    def build(xs: list, name: str) -> go.Figure:
+        built.append((list(xs), name))
+        return go.Figure(go.Scatter(x=list(range(len(xs))), y=[float(len(xs))], name=name))
+
+    cached = cached_figure(build)
+    first = cached([0.5, 1.0, 2.0], "a")
+    assert cached([0.5, 1.0, 2.0], "a") is first  # a new list, same content: the same figure
+    assert cached([0.5, 1.0, 2.5], "a") is not first  # one element changed
+    assert cached([0.5, 1.0, 2.0], "b") is not first
+    nested = cached([np.arange(3), ("p", 1)], "a")
+    assert cached([np.arange(3), ("p", 1)], "a") is nested
+    assert cached([np.arange(3) * 2, ("p", 1)], "a") is not nested
+    assert cached([1, 2, 3], "a") is not cached([1.0, 2.0, 3.0], "a")  # ints and floats: other keys
+    assert len(built) == 7
