@@ -141,6 +141,7 @@ class LiveView:
         self.draws += 1
         build = figs if live else _Cached  # live frames change every draw: not worth caching
         n = names()
+        no_loo = "_no_loo" if refs.loo_error is None else ""  # the notes say when it comes
         steps = tuple(range(len(run.bandwidth))) if run is not None else ()
         fig = build.bandwidth_figure(
             steps,
@@ -154,7 +155,10 @@ class LiveView:
         )
         with self.bandwidth.container():
             show_figure(
-                fig, key=f"ic_bw_fig_{self.draws}", look_for_key="ic.bandwidth_look", code=icl.train_icl
+                fig,
+                key=f"ic_bw_fig_{self.draws}",
+                look_for_key="ic.bandwidth_look" + no_loo,
+                code=icl.train_icl,
             )
         fig = build.error_figure(
             tuple(run.eval_steps) if run is not None else (),
@@ -174,7 +178,9 @@ class LiveView:
             y_title=t("ic.axis_error"),
         )
         with self.error.container():
-            show_figure(fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look", code=icl.train_icl)
+            show_figure(
+                fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look" + no_loo, code=icl.train_icl
+            )
         m = run.m if run is not None else ui_ic.identity(config.dim)
         view = ui_ic.context_view(config, m, refs.oracle_h)
         fig = build.task_figure(

@@ -65,10 +65,16 @@ def test_loo_line_is_measured_on_train_not_on_a_control_step(lang, monkeypatch):
     assert any(cat["ic.loo_on_train"] in i.value for i in at.info)
     loo = cat["ic.legend_loo"]
     assert not any(loo in names for names in _trace_names(at))
+    captions = [c.value for c in at.caption]
+    for note in ("ic.bandwidth_look_no_loo", "ic.error_look_no_loo"):  # what to look for: not there yet
+        assert any(cat[note] in c for c in captions)
     at.button(key="ic_btn_train").click().run()
     assert_clean(at)
     assert measured[-1] is True
     assert sum(loo in names for names in _trace_names(at)) == 2  # the bandwidth and the error charts
+    captions = [c.value for c in at.caption]
+    for note in ("ic.bandwidth_look", "ic.error_look"):
+        assert any(cat[note] in c for c in captions)
 
 
 def test_every_control_from_the_url():
