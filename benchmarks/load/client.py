@@ -218,6 +218,7 @@ class StreamlitSession:
     timeout: float = RERUN_TIMEOUT_S
     sent: int = 0
     finished: int = 0
+    in_flight: bool = False  # a script run was sent and its script_finished is awaited
     broken: bool = False
     controls: dict[str, Control] = field(default_factory=dict)
     #: The browser's cookies for this host (name -> value); pass one dict to share it between tabs.
@@ -322,6 +323,7 @@ class StreamlitSession:
         elements = nbytes = 0
         seen: dict[str, Control] = {}
         drawn: dict[Place, int] = {}
+        self.in_flight = True
         try:
             self._ws.send_binary(payload)
             while True:
@@ -358,6 +360,8 @@ class StreamlitSession:
         except (OSError, websocket.WebSocketException) as exc:
             error = f"connection: {type(exc).__name__}: {exc}"
             self.broken = True
+        finally:
+            self.in_flight = False
         seconds = time.perf_counter() - start
         changed = sum(1 for p, d in drawn.items() if self._elements.get(p, d) != d)
         self._elements.update(drawn)

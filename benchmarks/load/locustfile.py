@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 
 from locust import User, constant_pacing, task
+from locust.exception import StopUser
 
 from benchmarks.load.client import LOAD_PAGES, RERUN_TIMEOUT_S, Rerun, StreamlitSession, loopback_port
 
@@ -65,6 +66,8 @@ class Student(User):
 
     @task
     def move_a_control(self) -> None:
+        if getattr(self.environment, "load_stopping", False):
+            raise StopUser  # the run is ending (run.py): no new move; the last one has finished
         if self.session is None or self.session.broken:
             self._open()  # a new tab, as a student reloading the page
             return

@@ -35,6 +35,7 @@ import locust  # noqa: F401  (gevent monkey-patches the standard library on impo
 import numpy as np
 import psutil
 from locust.env import Environment
+from locust.runners import LocalRunner
 
 from benchmarks.load.client import LOAD_PAGES, RERUN_TIMEOUT_S, Rerun, StreamlitSession, loopback_port
 from benchmarks.load.locustfile import MOVE_EVERY_S, Student
@@ -144,6 +145,21 @@ def _warm_up(host: str, timeout: float) -> tuple[str, ...]:
     return tuple(errors)
 
 
+def _stop(runner: LocalRunner, sessions: list[StreamlitSession], timeout: float) -> None:
+    """End the run: no student starts a new move, every rerun in flight finishes (up to ``timeout``),
+    then the runner quits.
+
+    Locust's own stop killed students mid-rerun (their state reads "waiting" while a task runs
+    under ``constant_pacing``): those reruns were sent and never counted as finished (about one per
+    student in short runs). ``locustfile.Student`` checks ``environment.load_stopping`` before a move.
+    """
+    runner.environment.load_stopping = True  # type: ignore[attr-defined]
+    deadline = time.perf_counter() + timeout
+    while any(s.in_flight for s in sessions) and time.perf_counter() < deadline:
+        gevent.sleep(0.05)
+    runner.quit()
+
+
 def _run(
     host: str,
     pid: int | None,
@@ -173,7 +189,7 @@ def _run(
         runner = env.create_local_runner()
         start = time.perf_counter()
         runner.start(users, spawn_rate=spawn_rate)
-        gevent.spawn_later(seconds, runner.quit)
+        gevent.spawn_later(seconds, _stop, runner, sessions, rerun_timeout)
         runner.greenlet.join()
         wall = time.perf_counter() - start
     client_cpu = sum(me.cpu_times()[:2]) - cpu0

@@ -3,7 +3,7 @@
 It proves the harness, not the speed: the numbers belong to ``make bench`` (``python -m benchmarks
 load``). Checked here: only loopback hosts are accepted; on every page the client finds the controls,
 each move reruns without error and changes what the page shows while a rerun with nothing moved
-changes nothing; and 3 Locust students for 10 s finish every rerun they send, with no error.
+changes nothing; and 3 Locust students for 9 s finish every rerun they send, with no error.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from benchmarks.load.server import serve_streamlit
 from tests.conftest import ROOT
 
 USERS = 3
-SECONDS = 10
+#: A multiple of the 3 s pacing: the students spawned together start a move exactly when the run
+#: stops. Locust's own stop killed those moves after they were sent (12 of 15 runs finished); the
+#: harness now starts no move after the stop and lets those in flight finish.
+SECONDS = 9
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +89,7 @@ def test_every_control_moves_and_reruns(server_url, page):
         session.close()
 
 
-def test_three_students_for_ten_seconds(server_url, tmp_path):
+def test_three_students_for_nine_seconds(server_url, tmp_path):
     out = tmp_path / "load.json"
     subprocess.run(
         [
