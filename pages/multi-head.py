@@ -72,7 +72,13 @@ def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
     default = DEFAULT_HEADS if DEFAULT_HEADS in options else options[-1]
     n_heads = int(
         controls.select_slider(
-            "mh.heads", key="mh_heads", options=options, value=default, help_key="mh.heads_help", where=c3
+            "mh.heads",
+            key="mh_heads",
+            options=options,
+            value=default,
+            help_key="mh.heads_help",
+            where=c3,
+            warn_refused=False,  # said below, with the head counts this d_model allows
         )
     )
     # Streamlit already fell back to the default; say so once (the URL keeps the old value

@@ -160,15 +160,16 @@ def warn_if_refused(
     link and not after.
     """
     if refused_number(raw, lo, hi):
-        _where(where).warning(
-            t(
-                "common.link_value_refused",
-                label=t(label_key),
-                value=str(raw)[:40],
-                shown="—" if shown is None else shown,  # an empty number input (a question's answer)
-            ),
-            icon=":material/link_off:",
-        )
+        _warn_refused(
+            label_key, raw, "—" if shown is None else shown, where=where
+        )  # None: an empty answer box
+
+
+def _warn_refused(label_key: str, raw: str | None, shown: Any, *, where: Any | None = None) -> None:
+    _where(where).warning(
+        t("common.link_value_refused", label=t(label_key), value=str(raw)[:40], shown=shown),
+        icon=":material/link_off:",
+    )
 
 
 def select_slider(
@@ -180,9 +181,16 @@ def select_slider(
     help_key: str | None = None,
     format_func: Callable[[Any], str] = str,
     where: Any | None = None,
+    warn_refused: bool = True,
 ) -> Any:
-    """A bound select-slider over discrete ``options`` (e.g. a log-spaced bandwidth grid)."""
-    return _where(where).select_slider(
+    """A bound select-slider over discrete ``options`` (e.g. a log-spaced bandwidth grid).
+
+    A link value that names none of the options (``ic_L=999``, ``kr_h=abc``) is replaced by the
+    default, with a warning under the control that says so, as for a slider (``warn_refused=False``:
+    the caller says it its own way).
+    """
+    raw = st.query_params.get(key)
+    chosen = _where(where).select_slider(
         t(label_key),
         options=list(options),
         value=value,
@@ -191,6 +199,20 @@ def select_slider(
         help=t(help_key) if help_key else None,
         bind=BIND,
     )
+    if warn_refused and refused_option(raw, chosen, format_func):
+        _warn_refused(label_key, raw, format_func(chosen), where=where)
+    return chosen
+
+
+def refused_option(raw: str | None, chosen: Any, format_func: Callable[[Any], str] = str) -> bool:
+    """Whether a link's value ``raw`` was refused by a select-slider that shows ``chosen``: it names
+    neither ``chosen`` (as its label or its ``str``) nor the same number (``8`` for ``8.0``)."""
+    if raw is None or raw in (str(chosen), format_func(chosen)):
+        return False
+    try:
+        return float(raw) != float(chosen)  # NaN never equals: refused
+    except (TypeError, ValueError):
+        return True
 
 
 def _selection(

@@ -239,3 +239,26 @@ def test_training_waits_for_the_shared_slot_limiter():
     assert time.monotonic() - started >= 0.9
     assert_clean(at)
     assert _live(at).run.steps_done == 100
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_refused_select_slider_values_in_a_link_are_said_once(lang):
+    """A link value no option of a select-slider names (out of range, not a number, NaN) falls back
+    to the default with a warning under the control; a value naming an option (8 for 8.0) does not."""
+    cat = load_catalogue(lang)
+    params = {"ic_L": "999", "ic_noise": "nan", "ic_n": "abc", "ic_d": "3", "ic_steps": "100"}
+    at = open_page("in-context", lang=lang, params=params)
+    assert_clean(at)
+    expected = [
+        cat["common.link_value_refused"].format(label=cat[label], value=raw, shown=shown)
+        for label, raw, shown in (
+            ("ic.lipschitz", "999", "4"),
+            ("ic.noise", "nan", "0.25"),
+            ("ic.n", "abc", "32"),
+        )
+    ]
+    assert [w.value for w in at.warning] == expected
+    assert at.select_slider(key="ic_d").value == 3  # accepted: no warning
+    assert (at.select_slider(key="ic_L").value, at.select_slider(key="ic_n").value) == (4.0, 32)
+    at.select_slider(key="ic_lr").set_value(0.3).run()
+    assert not at.warning  # said once

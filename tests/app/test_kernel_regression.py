@@ -383,6 +383,7 @@ def test_every_csv_refusal_has_a_message_in_both_languages(lang):
         ({"kr_n": "1500"}, "Number of samples N", "200"),  # a link from before the N cap
         ({"kr_noise": "nan"}, "Noise (standard deviation)", "0.1"),
         ({"kr_seed": "-3"}, "Seed", "42"),
+        ({"kr_h": "7.77"}, "Bandwidth h (log scale)", "0.3"),  # a select-slider: no option 7.77
     ],
 )
 def test_a_refused_link_value_is_said_once(params, label, shown):

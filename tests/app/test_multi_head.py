@@ -133,7 +133,7 @@ def test_one_head_and_contiguity_without_error():
     assert EN["mh.contig_no_error"] in _texts(at)  # H = 1: view after transpose works
 
 
-#: A numeric control that refuses a link's value: (label key, the link's value, the value shown).
+#: Controls that refuse a link's value: (label key, the link's value, the value shown).
 SEED_REFUSED = ("common.seed", "-5", "42")
 THRESHOLD_REFUSED = ("mh.threshold", "2", "0.9")
 
@@ -141,29 +141,40 @@ THRESHOLD_REFUSED = ("mh.threshold", "2", "0.9")
 @pytest.mark.parametrize(
     ("params", "warned", "refused"),
     [
-        ({"mh_d": "64", "mh_heads": "7"}, "7", None),
-        ({"mh_heads": "0"}, "0", None),
-        ({"mh_heads": "abc"}, "abc", None),
-        ({"mh_d": "abc"}, None, None),
-        ({"mh_d": "100000", "mh_len": "999", "mh_seed": "-5", "mh_dk": "0"}, None, SEED_REFUSED),
-        ({"mh_pe": "rotary", "mh_mask": "future", "mh_input": "poem", "mh_dims": "x"}, None, None),
-        ({"mh_threshold": "2", "mh_perm": "rotate", "mh_perm_head": "99"}, None, THRESHOLD_REFUSED),
-        ({"mh_red_d": "7", "mh_red_steps": "100000"}, None, None),
+        ({"mh_d": "64", "mh_heads": "7"}, "7", ()),
+        ({"mh_heads": "0"}, "0", ()),
+        ({"mh_heads": "abc"}, "abc", ()),
+        ({"mh_d": "abc"}, None, (("mh.d_model", "abc", "64"),)),
+        (
+            {"mh_d": "100000", "mh_len": "999", "mh_seed": "-5", "mh_dk": "0"},
+            None,
+            (("mh.d_model", "100000", "64"), SEED_REFUSED),
+        ),
+        ({"mh_pe": "rotary", "mh_mask": "future", "mh_input": "poem", "mh_dims": "x"}, None, ()),
+        (
+            {"mh_threshold": "2", "mh_perm": "rotate", "mh_perm_head": "99"},
+            None,
+            (THRESHOLD_REFUSED, ("mh.perm_head", "99", "1")),
+        ),
+        (
+            {"mh_red_d": "7", "mh_red_steps": "100000"},
+            None,
+            (("mh.red_d", "7", "64"), ("mh.red_steps", "100000", "100")),
+        ),
     ],
 )
 def test_odd_url_values_fall_back(params, warned, refused):
     at = open_page(PAGE, params={**CHEAP, **params})
     assert_clean(at)
     assert _charts(at) == 10
-    if refused is not None:  # a numeric control that refuses the link's value says so (ui.controls)
-        label_key, raw, shown = refused
-        expected = EN["common.link_value_refused"].format(label=EN[label_key], value=raw, shown=shown)
-        assert [w.value for w in at.warning] == [expected]
-    elif warned is None:
-        assert not at.warning
-    else:
-        assert len(at.warning) == 1
-        assert EN["mh.heads_fallback"].format(requested=warned, d_model=64, used=8) == at.warning[0].value
+    # a control that refuses the link's value says so, once, under itself (ui.controls)
+    expected = [
+        EN["common.link_value_refused"].format(label=EN[label_key], value=raw, shown=shown)
+        for label_key, raw, shown in refused
+    ]
+    if warned is not None:  # the head count says it its own way, with the counts d_model allows
+        expected.append(EN["mh.heads_fallback"].format(requested=warned, d_model=64, used=8))
+    assert [w.value for w in at.warning] == expected
     at.slider(key="mh_threshold").set_value(0.8).run()
     assert not at.warning  # said once, not on every rerun
 
