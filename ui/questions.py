@@ -99,7 +99,8 @@ def ask(
         answer: the right answer on the current controls: a choice id when ``choices`` is given,
             else a number. The caller computes it from the page's live computation. A callable
             (no arguments) is called only once the learner has given a response, for an answer
-            that costs a computation the page does not otherwise need.
+            that costs a computation the page does not otherwise need (for a number, give
+            ``fmt`` or ``step``: an integer answer cannot be recognised before it is computed).
         explain_key: i18n key of the explanation revealed after Check (``explain_kwargs``, which
             may likewise be a callable returning the mapping).
         choices: ``{choice id: i18n key}`` for a multiple choice (labels take ``choice_kwargs``);
