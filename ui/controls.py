@@ -160,9 +160,8 @@ def warn_if_refused(
     link and not after.
     """
     if refused_number(raw, lo, hi):
-        _warn_refused(
-            label_key, raw, "—" if shown is None else shown, where=where
-        )  # None: an empty answer box
+        empty = shown is None  # an empty number input (a question's answer box)
+        _warn_refused(label_key, raw, "—" if empty else shown, where=where)
 
 
 def _warn_refused(label_key: str, raw: str | None, shown: Any, *, where: Any | None = None) -> None:

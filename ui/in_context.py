@@ -136,34 +136,19 @@ def references(config: ICLConfig, *, loo: bool = True) -> core.References:
     They depend on the tasks only: the training's settings (attention, steps, lr, batch, how often
     it is measured) are reset before the cache is asked, so moving them costs nothing (~0.5 s
     otherwise, on every step of those sliders). ``loo=False``: without the leave-one-out part
-    (``core.references``), what a task control's step pays before anything is trained; once the
-    full references of a config are cached they are returned either way.
+    (``core.references``), what a task control's step pays before anything is trained.
     """
     default = ICLConfig()
     tasks = config.replace(
         attention=default.attention, steps=1, lr=default.lr, batch_tasks=default.batch_tasks,
         eval_every=default.eval_every,
     )  # fmt: skip
-    if loo or tasks in _measured_with_loo():
-        return _references(tasks, True)
-    return _references(tasks, False)
-
-
-@st.cache_resource
-def _measured_with_loo() -> set[ICLConfig]:
-    """The task configs whose full references were measured (bounded like their cache)."""
-    return set()
+    return _references(tasks, loo)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _references(config: ICLConfig, loo: bool) -> core.References:
-    refs = core.references(config, loo=loo)
-    if loo:
-        seen = _measured_with_loo()
-        if len(seen) >= 64:
-            seen.clear()
-        seen.add(config)
-    return refs
+    return core.references(config, loo=loo)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
