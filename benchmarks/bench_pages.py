@@ -2,7 +2,8 @@
 
 ``python -m benchmarks pages [--repeat N] [--pages NAME ...] [--json PATH]`` (part of ``make bench``;
 ``make bench-pages`` alone). For every page of ``app.PAGES``, opened through the router as a shared
-link opens it (``?lang=en``, then ``switch_page``):
+link opens it (``?lang=en``, then ``switch_page``), on its default view (folded sections closed, as
+a learner first sees it) or, with ``--open-all``, with every folded section open:
 
 - unchanged: the median wall time of ``--repeat`` (default 5) reruns with nothing changed, after
   two warm-up reruns;
@@ -85,10 +86,18 @@ def _timed_run(at: AppTest) -> tuple[float, float]:
     return 1e3 * wall, 1e3 * cpu
 
 
-def open_page(page: str) -> AppTest:
-    """``app.py`` with ``?lang=en``, switched to ``pages/<page>.py`` (as tests/app/conftest.py)."""
+def open_page(page: str, open_all: bool = False) -> AppTest:
+    """``app.py`` with ``?lang=en``, switched to ``pages/<page>.py`` (as tests/app/conftest.py).
+
+    With ``open_all``, the link also opens every folded section (``ui.sections``) of the page.
+    """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.query_params["lang"] = "en"
+    if open_all and page != "home":
+        from tests.app.conftest import fold_keys
+
+        for key in fold_keys(page):
+            at.query_params[key] = "true"
     at.run()
     if page != "home":
         at.switch_page(f"pages/{page}.py")
@@ -323,6 +332,9 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="unchanged reruns timed per page (median)")
     parser.add_argument("--pages", nargs="+", choices=names, default=names, help="only these pages")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument(
+        "--open-all", action="store_true", help="open every folded section (the whole page), not the default"
+    )
     args = parser.parse_args(list(argv))
     load = os.getloadavg()[0]
     started = time.perf_counter()
@@ -330,8 +342,10 @@ def main(argv: Sequence[str] = ()) -> None:
     pages = []
     for name in args.pages:
         print(f"  {name} ...", flush=True)
-        pages.append(measure(open_page(name), name, args.repeat))
+        pages.append(measure(open_page(name, args.open_all), name, args.repeat))
     print(f"({time.perf_counter() - started:.0f} s)\n")
+    view = "every folded section open (--open-all)" if args.open_all else "the default view (folds closed)"
+    print(f"view: {view}")
     result = report(pages, reference, load)
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2))

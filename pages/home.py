@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui.i18n import t
 from ui.layout import page_header, table
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 LESSONS = [
     ("pages/kernel-regression.py", "nav.kernel_regression", "home.lesson_kernel_regression"),
@@ -27,7 +27,7 @@ def formulas() -> None:
         r"{\sum_j K\!\left(\frac{x - x_j}{h}\right)}\, y_i"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
-    st.subheader(t("home.mapping_title"))
+    heading("home.mapping_title", sub=True)
     table(
         {
             t("home.mapping_col_concept"): [t(f"home.mapping_{r}_concept") for r in MAPPING_ROWS],
@@ -39,14 +39,14 @@ def formulas() -> None:
 
 
 def lesson_map() -> None:
-    st.subheader(t("home.map_title"))
+    heading("home.map_title", sub=True)
     for i, (script, title_key, blurb_key) in enumerate(LESSONS, start=1):
         st.page_link(script, label=f"{i}. {t(title_key)}")
         st.caption(t(blurb_key))
 
 
 def in_class() -> None:
-    st.subheader(t("home.class_title"))
+    heading("home.class_title", sub=True)
     st.markdown(t("home.class_body"))
 
 

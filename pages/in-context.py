@@ -18,7 +18,7 @@ from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
 #: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
@@ -280,7 +280,7 @@ def live_section(config) -> object:
 
 def window_section(run) -> None:
     """The window of M as an ellipse over training, against the hidden direction b."""
-    st.header(t("ic.window_title"))
+    heading("ic.window_title")
     st.markdown(t("ic.window_intro"))
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
@@ -313,7 +313,7 @@ def window_section(run) -> None:
 @st.fragment
 def compare_section(config) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
-    st.header(t("ic.compare_title"))
+    heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
     ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
     result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.waiting_message()))
@@ -342,7 +342,7 @@ def compare_section(config) -> None:
 @st.fragment
 def sweep_section(config) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
-    st.header(t("ic.sweep_title"))
+    heading("ic.sweep_title")
     st.markdown(t("ic.sweep_intro"))
     ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
     bar = st.empty()
@@ -397,7 +397,7 @@ def sweep_section(config) -> None:
 
 
 def takeaway_section() -> None:
-    st.header(t("ic.takeaway_title"))
+    heading("ic.takeaway_title")
     st.markdown(t("ic.takeaway"))
 
 

@@ -19,7 +19,7 @@ from ui import kernel_approximation as uk
 from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure
-from ui.sections import Section, controls_first, once, run_sections
+from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
 fk = cached_figures(figures.kernel_approximation)
@@ -34,7 +34,7 @@ KERNEL_NAMES = ("exponential", "rbf", "polynomial")
 
 @st.fragment
 def regression_section() -> None:
-    st.header(t("ka.rff_title"))
+    heading("ka.rff_title")
     st.markdown(t("ka.rff_body"))
     st.latex(
         r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
@@ -108,7 +108,7 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
 
 
 def attention_intro() -> None:
-    st.header(t("ka.att_title"))
+    heading("ka.att_title")
     st.markdown(t("ka.att_body"))
     st.latex(
         r"e^{q\cdot k}=\mathbb{E}_{w\sim\mathcal N(0,I)}\big[\phi(q)\,\phi(k)\big],\quad"
@@ -186,7 +186,7 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 
 def features_section(inp: uk.AttentionInputs, seed: int) -> None:
-    st.subheader(t("ka.features_title"))
+    heading("ka.features_title", sub=True)
     st.markdown(t("ka.features_body"))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
@@ -240,7 +240,7 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 @st.fragment
 def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
-    st.subheader(t("ka.causal_title"))
+    heading("ka.causal_title", sub=True)
     st.markdown(t("ka.causal_body"))
     st.latex(
         r"S_i=S_{i-1}+\phi(k_i)\,v_i^\top,\quad z_i=z_{i-1}+\phi(k_i),\quad"
@@ -270,7 +270,7 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 
 def dissection_section(inp: uk.AttentionInputs) -> None:
-    st.subheader(t("ka.tsai_title"))
+    heading("ka.tsai_title", sub=True)
     st.markdown(t("ka.tsai_body"))
     st.latex(
         r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad "
@@ -294,7 +294,7 @@ def _request_cost() -> None:
 
 @st.fragment
 def cost_section() -> None:
-    st.header(t("ka.cost_title"))
+    heading("ka.cost_title")
     st.markdown(t("ka.cost_body", cap=uk.MAX_COST_LENGTH, budget=int(uk.TOTAL_BUDGET_S)))
     c1, c2, c3 = st.columns([2, 2, 1])
     options = uk.cost_lengths(uk.MAX_COST_LENGTH)
@@ -384,10 +384,12 @@ def render() -> None:
         [
             Section("ka.rff_title", regression_section),
             Section("ka.att_title", partial(_attention, inputs)),
-            Section("ka.features_title", partial(_with_inputs, features_section, inputs)),
-            Section("ka.causal_title", partial(_with_inputs, causal_section, inputs)),
-            Section("ka.tsai_title", partial(_with_inputs, dissection_section, inputs, seed=False)),
-            Section("ka.cost_title", cost_section),
+            Section("ka.features_title", partial(_with_inputs, features_section, inputs), folded=True),
+            Section("ka.causal_title", partial(_with_inputs, causal_section, inputs), folded=True),
+            Section(
+                "ka.tsai_title", partial(_with_inputs, dissection_section, inputs, seed=False), folded=True
+            ),
+            Section("ka.cost_title", cost_section, folded=True),
         ],
     )
 

@@ -21,7 +21,7 @@ from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
 figs = cached_figures(figures.kernel_regression)
@@ -150,7 +150,7 @@ def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float
 
 
 def formula_and_mapping(kernel: str) -> None:
-    st.subheader(t("kr.formula_header"))
+    heading("kr.formula_header", sub=True)
     st.latex(
         r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
@@ -171,7 +171,7 @@ def formula_and_mapping(kernel: str) -> None:
 
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
-    st.subheader(t("kr.claims_header"))
+    heading("kr.claims_header", sub=True)
     with st.spinner(t("kr.computing")):
         claims = kr.post_claims()
     h_g, cv_g = claims.best["gaussian"]
@@ -212,7 +212,7 @@ def post_claims_section() -> None:
 
 
 def loop_vs_matrix(data: kr.PageData, h: float) -> None:
-    st.subheader(t("kr.timing_header"))
+    heading("kr.timing_header", sub=True)
     st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
@@ -250,7 +250,7 @@ class View:
 
 
 def fit_section(v: View) -> None:
-    st.subheader(t("kr.fit_header"))
+    heading("kr.fit_header", sub=True)
     data, h = v.data, v.h
     fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = figs.fit_figure(
@@ -281,7 +281,7 @@ def fit_section(v: View) -> None:
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map."""
-    st.subheader(t("kr.row_header"))
+    heading("kr.row_header", sub=True)
     data, xq = v.data, v.xq
     q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
     row, y_hat, active = q.weights, q.y_hat, q.active
@@ -320,7 +320,7 @@ def row_section(v: View) -> None:
 
 
 def matrix_section(v: View) -> None:
-    st.subheader(t("kr.matrix_header"))
+    heading("kr.matrix_header", sub=True)
     queries = kr.heatmap_queries(v.data.grid)
     fig = figs.weight_matrix_figure(
         kr.weights(v.data.x, queries, v.kernel, v.h),
@@ -356,7 +356,7 @@ def matrix_section(v: View) -> None:
 
 
 def kernels_section(v: View) -> None:
-    st.subheader(t("kr.kernels_header"))
+    heading("kr.kernels_header", sub=True)
     u = kr.KERNEL_U
     fig = figs.kernel_shapes_figure(
         u,
@@ -372,7 +372,7 @@ def kernels_section(v: View) -> None:
 
 def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
-    st.subheader(t("kr.cv_header"))
+    heading("kr.cv_header", sub=True)
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
@@ -427,7 +427,7 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 
 
 def sweep_section(v: View) -> None:
-    st.subheader(t("kr.sweep_header"))
+    heading("kr.sweep_header", sub=True)
     data = v.data
     sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
     fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
@@ -464,11 +464,11 @@ def render() -> None:
             Section("kr.row_header", partial(row_section, v)),
             Section("kr.formula_header", partial(formula_and_mapping, v.kernel)),
             Section("kr.matrix_header", partial(matrix_section, v)),
-            Section("kr.kernels_header", partial(kernels_section, v)),
-            Section("kr.cv_header", partial(cv_section, v)),
-            Section("kr.sweep_header", partial(sweep_section, v)),
-            Section("kr.claims_header", post_claims_section),
-            Section("kr.timing_header", partial(loop_vs_matrix, v.data, v.h)),
+            Section("kr.kernels_header", partial(kernels_section, v), folded=True),
+            Section("kr.cv_header", partial(cv_section, v), folded=True),
+            Section("kr.sweep_header", partial(sweep_section, v), folded=True),
+            Section("kr.claims_header", post_claims_section, folded=True),
+            Section("kr.timing_header", partial(loop_vs_matrix, v.data, v.h), folded=True),
         ],
     )
 

@@ -21,7 +21,7 @@ from ui import controls as uc
 from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
-from ui.sections import Section, controls_first, once, run_sections
+from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
 fa = cached_figures(figures.attention)
@@ -54,7 +54,7 @@ def _loss_curves(fits: dict, names: dict, steps: int, *, key: str) -> None:
 
 
 def _mapping() -> None:
-    st.header(t("k2a.mapping_title"))
+    heading("k2a.mapping_title")
     table(
         {
             t("k2a.col_nw"): [t(f"k2a.map_{r}_nw") for r in MAPPING_ROWS],
@@ -86,7 +86,7 @@ def _three_controls() -> tuple[float, float, int, int]:
 
 
 def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
-    st.header(t("k2a.three_title"))
+    heading("k2a.three_title")
     st.markdown(t("k2a.three_body"))
     h, x0, n, seed = knobs()
     three = ua.k2a_three_figures(n, seed, h)
@@ -184,7 +184,7 @@ def _three_figures(knobs: Callable[[], tuple[float, float, int, int]]) -> None:
 @st.fragment
 def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
-    st.header(t("k2a.dot_title"))
+    heading("k2a.dot_title")
     st.markdown(t("k2a.dot_body"))
     st.latex(
         r"-\frac{\lVert q-k\rVert^2}{2\tau}=\frac{q\cdot k}{\tau}-\frac{\lVert q\rVert^2}{2\tau}"
@@ -296,7 +296,7 @@ def _learn(run: LearnRun) -> dict:
 @st.fragment
 def _learnable(n: int, seed: int) -> None:
     """Learning h by gradient descent: trains only on its button (1-5 s); the last result stays."""
-    st.header(t("k2a.learn_title"))
+    heading("k2a.learn_title")
     st.markdown(t("k2a.learn_body"))
     st.latex(
         r"\mathcal{L}(h)=\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j\neq i}w_{ij}(h)\,y_j\Big)^2"
@@ -468,8 +468,8 @@ def render() -> None:
         [
             Section("k2a.mapping_title", _mapping),
             Section("k2a.three_title", partial(_three_figures, knobs)),
-            Section("k2a.dot_title", lambda: _dot_vs_distance(knobs()[3])),
-            Section("k2a.learn_title", lambda: _learnable(knobs()[2], knobs()[3])),
+            Section("k2a.dot_title", lambda: _dot_vs_distance(knobs()[3]), folded=True),
+            Section("k2a.learn_title", lambda: _learnable(knobs()[2], knobs()[3]), folded=True),
         ],
     )
 

@@ -24,7 +24,7 @@ from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure, table
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
 DEFAULT_D_MODEL = 64
@@ -136,7 +136,7 @@ def controls_section() -> mh.LayerSpec:
 def heads_section(spec: mh.LayerSpec, view) -> None:
     """Every head's weights, the concatenated outputs and per-head sharpness."""
     H, labels = spec.n_heads, view.labels
-    st.header(t("mh.heads_title"))
+    heading("mh.heads_title")
     st.markdown(t("mh.heads_body"))
     st.latex(
         r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{(XW_Q^h)(XW_K^h)^\top}{\sqrt{d_k}}\right) XW_V^h,"
@@ -249,7 +249,7 @@ def similarity_section(view) -> None:
 
 def library_section(spec: mh.LayerSpec) -> None:
     """Our module against ``torch.nn.MultiheadAttention`` with the same weights."""
-    st.header(t("mh.lib_title"))
+    heading("mh.lib_title")
     st.markdown(t("mh.lib_body"))
     rows = mh.library_check(spec)
     if rows[0].reference != "torch.nn.MultiheadAttention":
@@ -281,7 +281,7 @@ def _contiguity_code(demo) -> None:
 
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
-    st.header(t("mh.contig_title"))
+    heading("mh.contig_title")
     st.markdown(t("mh.contig_body"))
     demo = mh.contiguity(view.heads)
     B, H, L, d_v = demo.shape
@@ -319,7 +319,7 @@ def contiguity_section(view) -> None:
 
 def positions_section(spec: mh.LayerSpec) -> None:
     """The sinusoidal table, its kernel PE·PEᵀ and kernel rows by distance (sinusoidal vs learned)."""
-    st.header(t("mh.pos_title"))
+    heading("mh.pos_title")
     st.markdown(t("mh.pos_body"))
     st.latex(
         r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d}}\right),\qquad "
@@ -481,7 +481,7 @@ def _redundancy_summary(steps: int, points) -> None:
 @st.fragment
 def redundancy_section(seed: int) -> None:
     """Do many heads repeat each other? Trains on its Run button; the last result stays on screen."""
-    st.header(t("mh.red_title"))
+    heading("mh.red_title")
     st.markdown(t("mh.red_body"))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     d_model = int(
@@ -528,10 +528,10 @@ def render() -> None:
         "multi-head",
         [
             Section("mh.heads_title", partial(heads_and_similarity, spec, view)),
-            Section("mh.lib_title", partial(library_section, spec)),
-            Section("mh.contig_title", partial(contiguity_section, view)),
-            Section("mh.pos_title", partial(positions_and_permutation, spec, view)),
-            Section("mh.red_title", partial(redundancy_section, spec.seed)),
+            Section("mh.lib_title", partial(library_section, spec), folded=True),
+            Section("mh.contig_title", partial(contiguity_section, view), folded=True),
+            Section("mh.pos_title", partial(positions_and_permutation, spec, view), folded=True),
+            Section("mh.red_title", partial(redundancy_section, spec.seed), folded=True),
         ],
     )
 

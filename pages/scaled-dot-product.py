@@ -25,7 +25,7 @@ from ui import controls as uc
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.plotly_spec import Marks
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 NW_BANDWIDTHS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
@@ -185,7 +185,7 @@ def setup_section(c: ua.SdpControls) -> ua.SdpSetup | None:
 
 def qkv_section(s: ua.SdpSetup) -> None:
     """Q, K and V themselves: one row per token, one column per dimension."""
-    st.header(t("sdp.qkv_title"))
+    heading("sdp.qkv_title")
     st.markdown(t("sdp.qkv_body_sentence" if s.inputs.tokens else "sdp.qkv_body_random"))
     fig = ua.qkv_heatmaps(
         s.inputs.q,
@@ -210,7 +210,7 @@ def _heat(kind: str, z, s: ua.SdpSetup, title: str, key: str, **look: object) ->
 
 def pipeline_section(s: ua.SdpSetup) -> None:
     """The five steps as heatmaps, with the scale, spread, peak and entropy measured."""
-    st.header(t("sdp.pipeline_title"))
+    heading("sdp.pipeline_title")
     st.markdown(t("sdp.pipeline_body"))
     stats = ua.row_stats(s.steps.weights)
     m = st.columns(5)
@@ -305,7 +305,7 @@ def _dk_figure(e, dk: int, name: str) -> None:
 
 def dk_section(c: ua.SdpControls) -> None:
     """Why √d_k: variance, entropy, peak weight and gradients against d_k (cached per seed)."""
-    st.header(t("sdp.dk_title"))
+    heading("sdp.dk_title")
     st.markdown(t("sdp.dk_body"))
     st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     with st.spinner(t("sdp.dk_running")):
@@ -356,7 +356,7 @@ def _dk_question(e, i: int, dk: int) -> None:
 
 def nan_section(s: ua.SdpSetup) -> None:
     """A query with every key masked: the additive -inf gives NaN, the safe version zeros."""
-    st.header(t("sdp.nan_title"))
+    heading("sdp.nan_title")
     st.markdown(t("sdp.nan_body"))
     st.latex(
         r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad "
@@ -416,7 +416,7 @@ def _empty_row_questions(s: ua.SdpSetup, w_naive, empty: int) -> None:
 
 def torch_section(s: ua.SdpSetup) -> None:
     """Ours against ``torch.nn.functional.scaled_dot_product_attention`` (measured once per input)."""
-    st.header(t("sdp.torch_title"))
+    heading("sdp.torch_title")
     st.markdown(t("sdp.torch_body"))
     cmp = ua.sdp_compare_torch(s.inputs, s.mask, s.scale)
     m1, m2, m3, m4 = st.columns(4)
@@ -430,7 +430,7 @@ def torch_section(s: ua.SdpSetup) -> None:
 
 def normalizer_section(s: ua.SdpSetup) -> None:
     """Softmax, sparsemax and entmax-1.5 on the page's scores: which weights become exactly zero."""
-    st.header(t("sdp.sparse_title"))
+    heading("sdp.sparse_title")
     st.markdown(t("sdp.sparse_body"))
     st.latex(
         r"\mathrm{sparsemax}(z)_j=\max(z_j-\theta,0),\quad \sum_j \max(z_j-\theta,0)=1;\qquad"
@@ -537,7 +537,7 @@ def _trouble_rows(s: ua.SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
 def troubleshooting_section(s: ua.SdpSetup) -> None:
     """The post's table: each symptom measured now, with buttons that set the controls; the
     weights they produce are drawn right here, so the result of a click is in view."""
-    st.header(t("sdp.trouble_title"))
+    heading("sdp.trouble_title")
     st.markdown(t("sdp.trouble_body"))
     widths = [2, 2, 2, 3, 2]
     for col, key in zip(st.columns(widths), ("symptom", "cause", "fix", "now", "try"), strict=True):
@@ -589,10 +589,10 @@ def render() -> None:
             Section("sdp.qkv_title", partial(qkv_section, setup)),
             Section("sdp.pipeline_title", partial(pipeline_section, setup)),
             Section("sdp.dk_title", partial(dk_section, controls)),
-            Section("sdp.nan_title", partial(nan_section, setup)),
-            Section("sdp.torch_title", partial(torch_section, setup)),
-            Section("sdp.sparse_title", partial(sparse_section, setup)),
-            Section("sdp.trouble_title", partial(troubleshooting_section, setup)),
+            Section("sdp.nan_title", partial(nan_section, setup), folded=True),
+            Section("sdp.torch_title", partial(torch_section, setup), folded=True),
+            Section("sdp.sparse_title", partial(sparse_section, setup), folded=True),
+            Section("sdp.trouble_title", partial(troubleshooting_section, setup), folded=True),
         ],
     )
 

@@ -20,7 +20,7 @@ from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
-from ui.sections import Section, run_sections
+from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
 figs = cached_figures(figures.training)
@@ -259,7 +259,7 @@ def prediction_section(run: TrainResult) -> None:
     found = _findings(run)
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
-    st.subheader(t("tr.prediction_title"))
+    heading("tr.prediction_title", sub=True)
     fig = figs.prediction_plot(
         found.example,
         found.example_one_step,
@@ -280,7 +280,7 @@ def prediction_section(run: TrainResult) -> None:
 
 def where_section(run: TrainResult) -> None:
     found = _findings(run)
-    st.subheader(t("tr.where_title"))
+    heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
@@ -309,7 +309,7 @@ def where_section(run: TrainResult) -> None:
 
 def shuffle_section(run: TrainResult) -> None:
     found = _findings(run)
-    st.subheader(t("tr.shuffle_title"))
+    heading("tr.shuffle_title", sub=True)
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
@@ -322,7 +322,7 @@ def shuffle_section(run: TrainResult) -> None:
 
 def leak_section(run: TrainResult) -> None:
     found = _findings(run)
-    st.subheader(t("tr.leak_title"))
+    heading("tr.leak_title", sub=True)
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
     cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
@@ -339,7 +339,7 @@ def leak_section(run: TrainResult) -> None:
 
 def diagnostics_section(run: TrainResult) -> None:
     found = _findings(run)
-    st.subheader(t("tr.diagnostics_title"))
+    heading("tr.diagnostics_title", sub=True)
     st.markdown(t("tr.diagnostics_intro"))
     rows = [
         {
@@ -364,7 +364,7 @@ def diagnostics_section(run: TrainResult) -> None:
 
 
 def speed_section(run: TrainResult) -> None:
-    st.subheader(t("tr.speed_title"))
+    heading("tr.speed_title", sub=True)
     wall = ui_tr.wall_seconds()
     cols = st.columns(3)
     cols[0].metric(

@@ -24,6 +24,7 @@ from core import kernel_attention as bridge
 from core.data import make_data
 from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
 from figures import attention as fa
+from ui import caching
 from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import cached_figure
@@ -48,61 +49,61 @@ count_fully_masked = aa.count_fully_masked
 # ----------------------------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def sdp_inputs(source: str, length: int, d_k: int, seed: int, n_pad: int) -> aa.AttentionInputs:
     """:func:`core.attention_analysis.make_inputs`, cached."""
     return aa.make_inputs(source, length, d_k, seed, n_pad)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def sdp_mask(mode: str, L: int, n_pad: int, custom_text: str | None) -> np.ndarray | None:
     """:func:`core.attention_analysis.build_mask`, cached (raises ValueError on a bad custom text)."""
     return aa.build_mask(mode, L, n_pad, custom_text)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def sdp_steps(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float) -> aa.PipelineSteps:
     """:func:`core.attention_analysis.pipeline_steps` (softmax), cached."""
     return aa.pipeline_steps(inp, mask, scale)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def sdp_naive(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float) -> np.ndarray:
     """The additive -inf version's weights (L, S), cached (NaN rows where every key is masked)."""
     return aa.naive_weights(inp, mask, scale)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def sdp_compare_torch(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float) -> attn.TorchComparison:
     """Ours vs torch's built-in on the page's inputs, measured once per input (then cached)."""
     return aa.torch_comparison(inp, mask, scale, repeat=30)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@caching.data(max_entries=8)
 def sdp_dk_experiment(seed: int) -> attn.DkExperiment:
     """The d_k experiment over ``DK_OPTIONS`` (L = S = 16, 32 trials)."""
     return attn.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=seed)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def row_stats(weights: np.ndarray) -> aa.RowStats:
     """:func:`core.attention_analysis.row_stats`, cached."""
     return aa.row_stats(weights)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def score_std(scores: np.ndarray) -> float:
     """:func:`core.attention_analysis.score_std`, cached."""
     return aa.score_std(scores)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def repeated_token_rows(tokens: tuple[str, ...], weights: np.ndarray) -> tuple[aa.RepeatedToken, ...]:
     """:func:`core.attention_analysis.repeated_token_rows`, cached."""
     return aa.repeated_token_rows(tuple(tokens), weights)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def normalizer_weights(
     inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float
 ) -> tuple[aa.NormalizerWeights, ...]:
@@ -110,7 +111,7 @@ def normalizer_weights(
     return aa.normalizer_weights(inp, mask, scale)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def nw_normalizers(bandwidth: float, x0: float) -> aa.NwNormalizers:
     """:func:`core.attention_analysis.nw_normalizers`, cached."""
     return aa.nw_normalizers(bandwidth, x0)
@@ -133,7 +134,7 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 # ----------------------------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def k2a_three_figures(n: int, seed: int, bandwidth: float, n_queries: int = 60) -> dict[str, Any]:
     """The post's three figures' data: NW (``core.nadaraya_watson``) vs attention (``core.kernel_attention``).
 
@@ -159,7 +160,7 @@ def k2a_three_figures(n: int, seed: int, bandwidth: float, n_queries: int = 60) 
     }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def k2a_one_query(n: int, seed: int, bandwidth: float, x0: float) -> dict[str, Any]:
     """One query's NW weights (``nw_weights``) and attention weights (``core.kernel_attention``)."""
     data = make_data(n=n, seed=seed)
@@ -177,7 +178,7 @@ def k2a_one_query(n: int, seed: int, bandwidth: float, x0: float) -> dict[str, A
     }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def k2a_dot_vs_gaussian(n_vectors: int, dim: int, temperature: float, spread: float, seed: int) -> dict:
     """Dot-product vs Gaussian weights for random queries/keys (keys' norms spread by ``spread``)."""
     q = bridge.random_vectors(n_vectors, dim, norm_spread=spread, seed=seed)
@@ -194,7 +195,7 @@ def k2a_dot_vs_gaussian(n_vectors: int, dim: int, temperature: float, spread: fl
     }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def _fit_1d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
     """One learned bandwidth (with or without leave-one-out), its losses and its test error."""
     data = make_data(n=n, seed=seed)
@@ -213,7 +214,7 @@ def _fit_1d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> d
     }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def _h_cv(n: int, seed: int) -> float:
     data = make_data(n=n, seed=seed)
     return float(select_bandwidth(data.x, data.y, kernel="gaussian"))
@@ -243,7 +244,7 @@ def k2a_learn_1d(
     }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def _fit_2d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
     """One learned 2-D Mahalanobis metric (with or without leave-one-out) and its test error."""
     x, y = bridge.data_2d(n, 0.1, seed)

@@ -25,7 +25,7 @@ import streamlit as st
 
 from core import in_context as core
 from core.in_context import ICLConfig, ICLRun
-from ui import controls
+from ui import caching, controls
 from ui.i18n import t
 from ui.training import MAX_CONCURRENT, training_slot
 
@@ -146,18 +146,18 @@ def references(config: ICLConfig, *, loo: bool = True) -> core.References:
     return _references(tasks, loo)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def _references(config: ICLConfig, loo: bool) -> core.References:
     return core.references(config, loo=loo)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def context_view(config: ICLConfig, m: np.ndarray, oracle_h: float) -> core.ContextView:
     """The first held-out context seen by the key-query matrix ``m`` and by the oracle (cached)."""
     return core.context_view(config, m, oracle_h)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@caching.data(max_entries=16)
 def compare_attentions(config: ICLConfig) -> dict[str, tuple[float, float]]:
     """The same training with softmax and with linear attention, headless (cached).
 

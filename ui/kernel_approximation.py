@@ -24,6 +24,7 @@ import streamlit as st
 
 from core import kernel_approximation as ka
 from core.data import post_data
+from ui import caching
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
 BANDWIDTHS = (0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
@@ -67,21 +68,21 @@ class RegressionData:
     y: np.ndarray
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@caching.data(max_entries=1)
 def regression_data() -> RegressionData:
     """The post's 200 noisy samples of sinc (``core.data.post_data``)."""
     d = post_data()
     return RegressionData(x=d.x, y=d.y)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def rff_fit(bandwidth: float, m: int, seed: int) -> ka.RffFit:
     """Nadaraya-Watson with m random Fourier features on the post's data, on a grid of Q points."""
     d = regression_data()
     return ka.rff_nw_predict(d.x, d.y, np.linspace(-3, 3, N_QUERY), bandwidth, m, seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def rff_convergence(bandwidth: float, seed: int) -> ka.RffConvergence:
     """Kernel and fit error against m on the post's data (RFF_SEEDS seeds from ``seed``)."""
     d = regression_data()
@@ -92,31 +93,31 @@ def rff_convergence(bandwidth: float, seed: int) -> ka.RffConvergence:
 AttentionInputs = ka.AttentionInputs
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def attention_inputs(length: int, d_k: int, sigma: float, seed: int) -> AttentionInputs:
     """Seeded random Q, K (entries N(0, σ²)) and V (``core.kernel_approximation.attention_inputs``)."""
     return ka.attention_inputs(length, d_k, sigma, seed, D_V)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def approximate_attention(inp: AttentionInputs, m: int, kind: str, seed: int) -> ka.AttentionApproximation:
     """The approximate attention matrix next to the exact one (one draw of features)."""
     return ka.approximate_attention(inp.q, inp.k, inp.v, m, kind, seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def compare_features(inp: AttentionInputs, seed: int) -> ka.FeatureComparison:
     """Error and denominator statistics against m for the three feature kinds."""
     return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, ka.FEATURE_KINDS, FEATURE_SEEDS, seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def causal_check(inp: AttentionInputs, m: int, feature_map: str, seed: int) -> ka.CausalCheck:
     """Causal prefix-sum form against the masked quadratic form of the same features."""
     return ka.causal_check(inp.q, inp.k, inp.v, m, "positive_orthogonal", seed, feature_map)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
     """Attention weights (L, S) with each kernel of ``core.kernel_approximation.DISSECTION_KERNELS``."""
     return {name: ka.dissection_weights(inp.q, inp.k, name) for name in ka.DISSECTION_KERNELS}

@@ -24,6 +24,7 @@ from core.nadaraya_watson import (
     nw_weights,
     select_bandwidth,
 )
+from ui import caching
 from ui.i18n import t
 
 #: The post's constants (``core.claims``), as the page reads them.
@@ -79,7 +80,7 @@ class PageData:
     uploaded: bool
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def synthetic(n: int, noise: float, seed: int, target: str) -> PageData:
     """The built-in data set (``core.data.make_data``) with its true curve on the post's grid."""
     d = make_data(n=n, noise=noise, seed=seed, target=target)
@@ -87,7 +88,7 @@ def synthetic(n: int, noise: float, seed: int, target: str) -> PageData:
     return PageData(x=d.x, y=d.y, grid=grid, truth=d.truth(grid), scale=1.0, uploaded=False)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@caching.data(max_entries=8)
 def uploaded(content: bytes, max_rows: int) -> PageData:
     """An uploaded CSV as page data. Raises ``core.csv_data.CsvError`` (a ValueError) on a bad file,
     including a file whose x values are all equal."""
@@ -114,25 +115,25 @@ def show_csv_error(err: CsvError, where=None) -> None:
     (where or st).error(t("kr.csv_error", reason=csv_error_message(err)), icon=":material/error:")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def fit(x: np.ndarray, y: np.ndarray, grid: np.ndarray, kernel: str, h: float) -> np.ndarray:
     """NW fit on ``grid``, (Q,); NaN where no sample is within reach."""
     return nw_predict(x, y, grid, kernel=kernel, bandwidth=h)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def weights(x: np.ndarray, queries: np.ndarray, kernel: str, h: float) -> np.ndarray:
     """NW weight matrix (Q, N), rows = queries."""
     return nw_weights(x, queries, kernel=kernel, bandwidth=h)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def cv_curve(x: np.ndarray, y: np.ndarray, kernel: str, hs: tuple[float, ...]) -> np.ndarray:
     """LOO-CV error at each bandwidth, (M,); NaN where undefined."""
     return loo_cv_errors(x, y, kernel=kernel, bandwidths=np.asarray(hs))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def best_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str) -> tuple[float, float]:
     """(h*, CV(h*)) from ``core.nadaraya_watson.select_bandwidth``."""
     h = select_bandwidth(x, y, kernel=kernel)
@@ -144,7 +145,7 @@ def turning_points(values: np.ndarray) -> int:
     return count_turning_points(values)
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
+@caching.data(max_entries=2)
 def post_claims() -> claims.PostClaims:
     """:func:`core.claims.post_claims`, cached (the post's data never changes)."""
     return claims.post_claims()
@@ -165,7 +166,7 @@ class QueryRow:
     active: int
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def query_row(x: np.ndarray, y: np.ndarray, xq: float, kernel: str, h: float) -> QueryRow:
     """The row of the attention map for the query x*."""
     q = np.array([xq])

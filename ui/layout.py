@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
 
@@ -12,7 +11,7 @@ import pyarrow as pa
 import streamlit as st
 
 from figures.export import figure_csv
-from ui import classroom
+from ui import caching, classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
 from ui.plotly_spec import Marks, marked_spec
@@ -43,26 +42,7 @@ def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     never mutate it (``st.plotly_chart`` only reads it). Arguments must be hashable by Streamlit
     (numpy arrays, numbers, strings, tuples, frozen dataclasses of those).
     """
-    return st.cache_resource(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False, hash_funcs=_FAST_HASH)(
-        builder
-    )
-
-
-def _pickled(value: list) -> bytes | tuple:
-    """A list argument as its pickle (what the cache key hashes), else as a tuple.
-
-    Streamlit hashes a list element by element in Python (a 300-point curve: ~2 ms, on every
-    rerun of every figure given one); pickling it is one C call. A list pickle cannot take falls
-    back to Streamlit's own hashing of its elements (as a tuple, which is not redirected here).
-    """
-    try:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return tuple(value)
-
-
-#: How figure builders' list arguments are hashed for their cache (:func:`_pickled`).
-_FAST_HASH = {list: _pickled}
+    return caching.resource(max_entries=FIGURE_CACHE_ENTRIES)(builder)
 
 
 class cached_figures:

@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import streamlit as st
 
 from core import multihead_analysis as mha
 from core.contiguity import BROKEN_CODE, FIXED_CODE, ContiguityDemo  # noqa: F401 (re-exported for the page)
 from core.head_redundancy import RedundancyPoint, points_from_json, redundancy_vs_heads
 from core.positional import POSITIONAL_KINDS  # noqa: F401 (re-exported for the page)
 from figures import multihead as figs
+from ui import caching
 from ui.layout import cached_figure
 
 LayerSpec = mha.LayerSpec
@@ -25,43 +25,43 @@ MASK_KINDS = mha.MASK_KINDS
 PE_FIGURE_LENGTH = mha.PE_FIGURE_LENGTH
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def head_view(spec: mha.LayerSpec) -> mha.HeadView:
     """:func:`core.multihead_analysis.head_view`, cached (raises ValueError on bad sizes)."""
     return mha.head_view(spec)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def head_pairs(weights: np.ndarray, threshold: float) -> tuple[tuple[int, int, float], ...]:
     """:func:`core.multihead_analysis.head_pairs`, cached."""
     return mha.head_pairs(weights, threshold)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def library_check(spec: mha.LayerSpec) -> tuple:
     """:func:`core.multihead_analysis.library_check` (float64, float32), cached."""
     return mha.library_check(spec)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def contiguity(heads: np.ndarray) -> ContiguityDemo:
     """:func:`core.multihead_analysis.contiguity`, cached."""
     return mha.contiguity(heads)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@caching.data(max_entries=16)
 def positions_view(d_model: int, seed: int) -> mha.PositionsView:
     """:func:`core.multihead_analysis.positions_view`, cached."""
     return mha.positions_view(d_model, seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.data(max_entries=32)
 def permutation_view(spec: mha.LayerSpec, perm_kind: str) -> mha.PermutationView:
     """:func:`core.multihead_analysis.permutation_view`, cached."""
     return mha.permutation_view(spec, perm_kind)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@caching.data(max_entries=64)
 def redundancy_point(d_model: int, n_heads: int, train_steps: int, seed: int) -> RedundancyPoint:
     """One head count of the redundancy experiment (``core.head_redundancy``; trains: seconds).
 
@@ -83,7 +83,7 @@ SHIPPED_REDUNDANCY_FILE = (
 )
 
 
-@st.cache_resource(show_spinner=False)
+@caching.resource()
 def shipped_redundancy() -> tuple[tuple[int, int, int], tuple[RedundancyPoint, ...]] | None:
     """The shipped default run as ((d_model, steps, seed), points), or None if the file is missing/bad."""
     try:

@@ -7,15 +7,27 @@ time through the same list, so a page written this way gets slides for free.
 
 Page-wide values (data, controls of the sidebar) reach a section through ``functools.partial``
 or a closure; a section whose controls drive only itself is an ``st.fragment``.
+
+A ``folded`` section (the deeper experiments and pitfalls further down a page) sits in a closed
+expander titled with its section title and runs only once the learner opens it: nothing of it is
+computed, sent or drawn before (issue 8: a page-wide step then redraws the few charts the learner
+looks at, not twenty). Its open state is a control like any other, bound to the URL
+(``?open_sdp_nan=true``), so a teacher's link opens the same sections. While presenting, every
+section is a slide and none is folded. A section draws its title with :func:`heading`, which
+leaves it out inside the fold (the expander already shows it).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+import streamlit as st
+
 from ui import classroom
+from ui.controls import BIND
 from ui.i18n import t
 
 T = TypeVar("T")
@@ -56,21 +68,65 @@ class Section:
     Attributes:
         title_key: i18n key of the section's title (used for slide navigation and handouts).
         render: draws the section; takes no arguments.
+        folded: on the scrolling page, drawn only once the learner opens its expander.
     """
 
     title_key: str
     render: Callable[[], None]
+    folded: bool = False
+
+    @property
+    def open_key(self) -> str:
+        """Widget key (and URL parameter) of the fold: ``sdp.nan_title`` -> ``open_sdp_nan``."""
+        slug = self.title_key.replace(".", "_").removesuffix("_title").removesuffix("_header")
+        return f"open_{slug}"
+
+
+#: The title of the folded section being drawn in this script thread (its expander shows it).
+_IN_FOLD = threading.local()
+
+
+def heading(title_key: str, *, sub: bool = False) -> None:
+    """A section's title (``st.header``, or ``st.subheader`` with ``sub``), unless the section is
+    drawn inside its fold, whose label already says it."""
+    if getattr(_IN_FOLD, "title_key", None) == title_key:
+        return
+    (st.subheader if sub else st.header)(t(title_key))
 
 
 def run_sections(page_id: str, sections: Sequence[Section]) -> None:
     """Draw the sections of page ``page_id`` (its URL path, e.g. ``"kernel-regression"``).
 
-    In order; while presenting, only the slide chosen in the navigation above it.
+    In order; while presenting, only the slide chosen in the navigation above it. A folded section
+    is a closed expander until opened (see the module docstring); a caption above the first one
+    says so.
     """
     del page_id  # the slide number is per page view: Streamlit drops it on a page switch
     if not classroom.presenting():
+        hinted = False
         for section in sections:
-            section.render()
+            if not section.folded:
+                section.render()
+                continue
+            if not hinted:
+                st.caption(":material/unfold_more: " + t("common.folded_hint"))
+                hinted = True
+            _folded(section)
         return
     shown = classroom.slide_navigation([t(s.title_key) for s in sections])
     sections[shown - 1].render()
+
+
+def _folded(section: Section) -> None:
+    """``section`` in a lazy, URL-bound expander: rendered only while it is open."""
+    box = st.expander(
+        t(section.title_key), key=section.open_key, on_change="rerun", bind=BIND, icon=":material/menu_book:"
+    )
+    if not box.open:
+        return
+    _IN_FOLD.title_key = section.title_key
+    try:
+        with box:
+            section.render()
+    finally:
+        _IN_FOLD.title_key = None

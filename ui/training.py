@@ -35,7 +35,7 @@ from core.presets import PRESETS, preset_config
 from core.training import Findings, Preview, TrainResult, measure_findings, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
-from ui import controls
+from ui import caching, controls
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
 
 #: Trainings allowed at once on the whole server (each uses one CPU core).
@@ -291,7 +291,7 @@ def preset_matches(config: TransformerConfig) -> bool:
     return name in PRESETS and preset_config(name) == config
 
 
-@st.cache_data(max_entries=PREVIEW_CACHE_ENTRIES, show_spinner=False)
+@caching.data(max_entries=PREVIEW_CACHE_ENTRIES)
 def preview(config: TransformerConfig) -> Preview:
     """:func:`core.training.preview`, cached per config for every session (a few ms to build)."""
     return core_preview(config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -13,14 +14,31 @@ from tests.conftest import ROOT
 TIMEOUT = 120
 
 
-def open_page(page: str, *, lang: str = "en", params: dict[str, str] | None = None) -> AppTest:
+def fold_keys(page: str) -> list[str]:
+    """URL keys of the folded sections of ``pages/<page>.py`` (``ui.sections.Section.open_key``),
+    read from the page's source: ``Section("sdp.nan_title", ..., folded=True)`` -> ``open_sdp_nan``."""
+    from ui.sections import Section
+
+    source = (ROOT / "pages" / f"{page}.py").read_text(encoding="utf-8")
+    titles = re.findall(r'Section\(\s*"([\w.]+)"[^\n]*folded=True', source)
+    return [Section(title, lambda: None, folded=True).open_key for title in titles]
+
+
+def open_page(
+    page: str, *, lang: str = "en", params: dict[str, str] | None = None, folded: bool = False
+) -> AppTest:
     """Run ``app.py`` with ``?lang=...&params`` and switch to ``pages/<page>.py``.
 
     Language and URL parameters are set the way a shared link sets them (query parameters),
-    so this also exercises the ``bind="query-params"`` seeding of every bound control.
+    so this also exercises the ``bind="query-params"`` seeding of every bound control. Unless
+    ``folded``, the link opens every folded section (``?open_...=true``), so a test sees the whole
+    page; ``params`` may still close one (``open_sdp_nan="false"``).
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.query_params["lang"] = lang
+    if not folded and page != "home":
+        for key in fold_keys(page):
+            at.query_params[key] = "true"
     for k, v in (params or {}).items():
         at.query_params[k] = v
     at.run()

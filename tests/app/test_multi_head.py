@@ -43,7 +43,10 @@ def test_default_page_in_both_languages(lang):
     assert_clean(at)
     cat = EN if lang == "en" else ZH
     assert at.title[0].value == cat["mh.title"]
-    assert [h.value for h in at.header][:2] == [cat["mh.heads_title"], cat["mh.lib_title"]]
+    assert [h.value for h in at.header][:1] == [cat["mh.heads_title"]]
+    # the deeper sections sit in folds titled with their section titles (opened by this link)
+    folds = [e.label for e in at.expander if e.proto.query_param_key.startswith("open_")]
+    assert folds == [cat[f"mh.{k}_title"] for k in ("lib", "contig", "pos", "red")]
     # head grid, concat, bars, similarity, PE, kernel, two distance plots, permutation, and the
     # redundancy experiment's default run, computed ahead and shipped (it never trains on load)
     assert _charts(at) == 10

@@ -23,8 +23,10 @@ PAGES = {
 
 
 def _titles(at) -> list[str]:
-    """Every header and subheader drawn in the main area, in order."""
-    return [h.value for h in at.main.get("header")] + [h.value for h in at.main.get("subheader")]
+    """Every header and subheader drawn in the main area, then the titles of the folded sections
+    (``ui.sections``: their expander shows the title in place of the section's header)."""
+    folds = [e.label for e in at.main.get("expander") if e.proto.query_param_key.startswith("open_")]
+    return [h.value for h in at.main.get("header")] + [h.value for h in at.main.get("subheader")] + folds
 
 
 def _open_link(page: str, **params: str) -> AppTest:

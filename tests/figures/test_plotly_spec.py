@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 
@@ -192,3 +193,50 @@ def test_cached_figure_keys_list_arguments_by_their_content():
     assert cached([np.arange(3) * 2, ("p", 1)], "a") is not nested
     assert cached([1, 2, 3], "a") is not cached([1.0, 2.0, 3.0], "a")  # ints and floats: other keys
     assert len(built) == 7
+
+
+def test_cached_calls_key_core_dataclasses_by_their_content():
+    """``ui.caching`` hashes ``core``'s dataclasses by their pickle instead of Streamlit's deep
+    copy (``dataclasses.asdict``): an equal copy hits the cache, a change in any field (an array
+    element, a tuple of tokens) misses it."""
+    from core import attention_analysis as aa
+    from ui import caching
+
+    assert aa.AttentionInputs in caching.fast_hash_funcs()  # a core type imported by the ui
+    calls: list[int] = []
+
+    @caching.data(max_entries=8)
+    def total(inp: aa.AttentionInputs) -> float:
+        calls.append(1)
+        return float(inp.q.sum())
+
+    inp = aa.make_inputs("random", 4, 8, 0, 0)
+    same = aa.make_inputs("random", 4, 8, 0, 0)
+    assert same is not inp
+    assert total(inp) == total(same)
+    assert len(calls) == 1
+    q = inp.q.copy()
+    q[-1, -1] += 1e-9
+    total(dataclasses.replace(inp, q=q))
+    assert len(calls) == 2  # one array element changed
+    total(dataclasses.replace(inp, labels=tuple(reversed(inp.labels))))
+    assert len(calls) == 3  # a tuple of strings changed
+    total(same)
+    assert len(calls) == 3
+
+
+def test_pickled_falls_back_to_the_fields_of_a_dataclass_pickle_refuses():
+    """A dataclass holding something unpicklable is keyed by its type name and fields (shallow)."""
+    import threading
+
+    from ui import caching
+
+    @dataclasses.dataclass(frozen=True)
+    class Holder:
+        lock: object
+        x: int
+
+    lock = threading.Lock()
+    key = caching.pickled(Holder(lock, 3))
+    assert key == (Holder.__qualname__, lock, 3)
+    assert caching.pickled([1, 2]) != caching.pickled([1, 2.0])
