@@ -18,6 +18,10 @@ benchmarks/reference_page.py`` (one slider, one chart) on free 127.0.0.1 ports, 
   ``goto`` to the first chart drawn (``[data-testid=stPlotlyChart] .js-plotly-plot``). A page without
   any chart (home) is timed to its title with the script finished, and has no ratio.
 
+Pages open on their default view (folded sections closed, as a learner first sees them); with
+``--open-all`` the link opens every folded section (``ui.sections``), so every slider of the whole
+page is stepped and a page-wide step redraws every chart.
+
 Targets: step p50 <= 250 ms, p95 <= 600 ms; load <= 1.5x the reference page. The browser, both
 servers and this script share the machine: the load average is printed with the results.
 """
@@ -39,6 +43,7 @@ from typing import Any
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.load.server import serve_streamlit
+from tests.app.conftest import fold_keys
 from tests.e2e.conftest import chromium_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,7 +307,15 @@ def first_visit(context, url: str, result: PageResult) -> bool:
         pg.close()
 
 
-def run(names: list[str], loads: int) -> tuple[list[PageResult], PageResult]:
+def page_url(app: str, name: str, open_all: bool) -> str:
+    """The page's link (``?lang=en``); with ``open_all``, it opens every folded section too."""
+    if name == "home":
+        return f"{app}/?lang=en"
+    params = "".join(f"&{key}=true" for key in fold_keys(name)) if open_all else ""
+    return f"{app}/{name}?lang=en{params}"
+
+
+def run(names: list[str], loads: int, open_all: bool = False) -> tuple[list[PageResult], PageResult]:
     from playwright.sync_api import sync_playwright
 
     exe = chromium_path()
@@ -315,7 +328,7 @@ def run(names: list[str], loads: int) -> tuple[list[PageResult], PageResult]:
     ):
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
         context = browser.new_context(viewport=VIEWPORT)
-        urls = {REFERENCE_NAME: f"{ref}/"} | {n: f"{app}/{'' if n == 'home' else n}?lang=en" for n in names}
+        urls = {REFERENCE_NAME: f"{ref}/"} | {n: page_url(app, n, open_all) for n in names}
         results = {name: PageResult(name) for name in urls}
         has_chart = {name: first_visit(context, url, results[name]) for name, url in urls.items()}
         times: dict[str, list[float]] = {name: [] for name in urls}
@@ -338,11 +351,16 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--loads", type=int, default=3, help="warm loads timed per page (median)")
     parser.add_argument("--pages", nargs="+", choices=names, default=names, help="only these pages")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument(
+        "--open-all", action="store_true", help="open every folded section (the whole page), not the default"
+    )
     args = parser.parse_args(list(argv))
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    pages, reference = run(args.pages, args.loads)
+    pages, reference = run(args.pages, args.loads, args.open_all)
     print(f"({time.perf_counter() - started:.0f} s)\n")
+    view = "every folded section open (--open-all)" if args.open_all else "the default view (folds closed)"
+    print(f"view: {view}")
     result = report(pages, reference, load)
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2))

@@ -15,6 +15,11 @@ widget manager does), the moved one at a fresh random value: a step of the slide
 it has now. A bound control's value is also written into the query string, as the browser writes
 it into the URL.
 
+A folded section (``ui.sections``: a closed expander that runs its section once opened) is a
+control too: "moving" it opens it, as a student clicks its title (a boolean widget state, and
+``open_...=true`` in the query string); an open fold is not moved again. A session may also start
+from a link's query string (``link``), e.g. one that opens every fold.
+
 Each run also counts the elements (content, not controls) that differ from what the same place of
 the page showed before: evidence that a move reached the server and changed what it draws.
 
@@ -41,6 +46,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import websocket
@@ -110,7 +116,7 @@ def control_key(widget_id: str) -> str:
 
 @dataclass(frozen=True)
 class Control:
-    """A slider or select-slider as the server described it."""
+    """A slider or select-slider as the server described it, or a folded section (``fold``)."""
 
     id: str
     key: str
@@ -124,6 +130,17 @@ class Control:
     server_set: bool  # the value was set by the app, not the default
     fragment_id: str
     query_param_key: str
+    fold: bool = False  # a folded section's expander: 0 = closed, 1 = open
+
+    @classmethod
+    def from_fold(cls, e: Any, fragment_id: str) -> Control:
+        """A folded section's expander (``Block.Expandable`` with an id): open = 1, closed = 0."""
+        opened = float(bool(e.expanded))
+        return cls(
+            id=e.id, key=control_key(e.id), select=False, lo=0.0, hi=1.0, step=1.0, integer=True, options=(),
+            value=(opened,), server_set=False, fragment_id=fragment_id, query_param_key=e.query_param_key,
+            fold=True,
+        )  # fmt: skip
 
     @classmethod
     def from_proto(cls, w: Slider, fragment_id: str) -> Control:
@@ -152,6 +169,8 @@ class Control:
 
     @property
     def movable(self) -> bool:
+        if self.fold:
+            return True  # whether it is still closed: StreamlitSession.movable
         return self.key not in TRAINING_CONTROLS and self.n_steps >= 1 and len(self.value) in (1, 2)
 
     @property
@@ -164,7 +183,9 @@ class Control:
         return float(round(v)) if self.integer or self.select else v
 
     def fresh_value(self, rng: random.Random, current: tuple[float, ...]) -> tuple[float, ...]:
-        """A random value on the slider's steps that differs from ``current``."""
+        """A random value on the slider's steps that differs from ``current`` (a fold: open)."""
+        if self.fold:
+            return (1.0,)
         while True:
             if len(current) == 2:
                 a, b = sorted(rng.sample(range(self.n_steps + 1), 2))
@@ -177,13 +198,17 @@ class Control:
     def state(self, value: tuple[float, ...]) -> WidgetState:
         """The WidgetState the frontend sends for this value."""
         ws = WidgetState(id=self.id)
-        if self.select:
+        if self.fold:
+            ws.bool_value = bool(value[0])
+        elif self.select:
             ws.string_array_value.data.extend(self.options[int(i)] for i in value)
         else:
             ws.double_array_value.data.extend(value)
         return ws
 
     def url_value(self, value: tuple[float, ...]) -> str:
+        if self.fold:
+            return "true" if value[0] else "false"
         if self.select:
             return self.options[int(value[0])]
         return str(int(value[0])) if self.integer else repr(value[0])
@@ -223,6 +248,8 @@ class StreamlitSession:
     controls: dict[str, Control] = field(default_factory=dict)
     #: The browser's cookies for this host (name -> value); pass one dict to share it between tabs.
     cookies: dict[str, str] = field(default_factory=dict)
+    #: The query string of the link the tab was opened with (e.g. ``{"open_sdp_nan": "true"}``).
+    link: dict[str, str] = field(default_factory=dict)
     page_replica: str | None = None  # X-Replica of the page load (None: no proxy in front)
     replica: str | None = None  # X-Replica of the websocket handshake
     _ws: websocket.WebSocket | None = None
@@ -270,15 +297,22 @@ class StreamlitSession:
             self._ws = None
 
     def open(self) -> Rerun:
-        """The first run of the page, as a browser loading its URL."""
+        """The first run of the page, as a browser loading its URL (with the ``link``'s query)."""
+        self._query = {**self.link, **self._query}
         return self._run(control=None)
 
     def rerun(self) -> Rerun:
         """A full rerun with nothing changed."""
         return self._run(control=None)
 
-    def movable(self) -> list[Control]:
-        return sorted((c for c in self.controls.values() if c.movable), key=lambda c: c.key)
+    def movable(self, *, folds: bool = True) -> list[Control]:
+        """Controls that can move now, by key: sliders, and folds still closed (unless not ``folds``)."""
+        return sorted((c for c in self.controls.values() if self._can_move(c, folds)), key=lambda c: c.key)
+
+    def _can_move(self, c: Control, folds: bool) -> bool:
+        if c.fold:
+            return folds and not self._values.get(c.id, c.value)[0]  # only a closed fold opens
+        return c.movable
 
     def move(self, rng: random.Random, key: str | None = None) -> Rerun:
         """Move one control (``key``, or a random one) to a fresh value and time the rerun."""
@@ -380,6 +414,11 @@ class StreamlitSession:
         kind = delta.WhichOneof("type")
         if kind == "add_block":
             drawn[tuple(fwd.metadata.delta_path)] = hash(delta.SerializeToString())
+            block = delta.add_block
+            if block.WhichOneof("type") == "expandable" and block.expandable.query_param_key.startswith(
+                "open_"
+            ):
+                seen[block.expandable.id] = Control.from_fold(block.expandable, delta.fragment_id)
         if kind != "new_element":
             return
         element = delta.new_element.WhichOneof("type")
@@ -400,6 +439,11 @@ class StreamlitSession:
         else:
             self.controls.update(seen)
         for c in seen.values():
+            if c.fold and c.id not in self._states:
+                # the frontend sends the state of every expander it drew: open when the link opened it
+                opened = bool(c.value[0]) or self.link.get(c.query_param_key) == "true"
+                self._values[c.id] = (float(opened),)
+                self._states[c.id] = c.state(self._values[c.id])
             if c.server_set:  # the app set the value (session state): the frontend adopts it
                 self._values[c.id] = c.value
                 self._states[c.id] = c.state(c.value)

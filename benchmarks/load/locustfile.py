@@ -3,11 +3,14 @@
 Each student holds one Streamlit websocket session (``client.StreamlitSession``) on a random page
 of ``client.LOAD_PAGES``. Every ``MOVE_EVERY_S`` seconds (Locust's ``constant_pacing``: when a rerun
 takes longer, the next move follows at once) it moves a random slider or select-slider to a fresh
-value. Each script run is reported to Locust's ``request`` event: request_type ``open`` (the page's
-first run) or ``rerun`` (a move), name = the page, response_time = send -> ``script_finished`` in
-ms, and an exception when the run failed (an exception element, no ``script_finished``, a dropped
-connection). ``context["rerun"]`` carries the whole ``client.Rerun``. A student keeps one cookie jar
-for all the sessions it opens, as a browser does (behind ``make serve``: it stays on its replica).
+value, or opens one of the page's folded sections (``ui.sections``) still closed, as a click on its
+title: a student starts on the default view and, move by move, opens the deeper sections, whose
+sliders then join the moves. Each script run is reported to Locust's ``request`` event:
+request_type ``open`` (the page's first run) or ``rerun`` (a move), name = the page,
+response_time = send -> ``script_finished`` in ms, and an exception when the run failed (an
+exception element, no ``script_finished``, a dropped connection). ``context["rerun"]`` carries the
+whole ``client.Rerun``. A student keeps one cookie jar for all the sessions it opens, as a browser
+does (behind ``make serve``: it stays on its replica).
 
 ``python -m benchmarks load`` drives it headless (``run.py``); the Locust command line works too:
 ``locust -f benchmarks/load/locustfile.py --headless -u 30 -r 5 -t 60s --host http://127.0.0.1:8501``.

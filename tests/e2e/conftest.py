@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.load.server import serve_streamlit
+from tests.app.conftest import fold_keys
+from tests.conftest import ROOT
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -50,11 +52,17 @@ def app_url() -> Iterator[str]:
 
 @pytest.fixture
 def page(browser, app_url):
-    """A fresh browser page (1400x1000) whose ``open(path, **params)`` loads an app URL and waits."""
+    """A fresh browser page (1400x1000) whose ``open(path, **params)`` loads an app URL and waits.
+
+    The link opens every folded section of the page (``?open_...=true``, see ``ui.sections``), so a
+    test sees the whole page, unless ``folded=True`` (the view a learner first gets).
+    """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
 
-    def open_(path: str = "", **params: str) -> None:
+    def open_(path: str = "", *, folded: bool = False, **params: str) -> None:
+        if not folded and path and (ROOT / "pages" / f"{path}.py").exists():
+            params = {**dict.fromkeys(fold_keys(path), "true"), **params}
         query = "&".join(f"{k}={v}" for k, v in params.items())
         pg.goto(f"{app_url}/{path}" + (f"?{query}" if query else ""))
         wait_for_app(pg)
