@@ -41,9 +41,10 @@ def pickled(value: Any) -> bytes | tuple:
 def _core_dataclasses() -> list[type]:
     """The dataclass types of the ``core`` modules imported so far (cache keys match exact types)."""
     found = []
-    for name, module in list(sys.modules.items()):
+    # copies: another session's script thread may import a module meanwhile (dict.copy is atomic)
+    for name, module in sys.modules.copy().items():
         if name == "core" or name.startswith("core."):
-            for obj in vars(module).values():
+            for obj in vars(module).copy().values():
                 if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == name:
                     found.append(obj)
     return found

@@ -240,3 +240,49 @@ def test_pickled_falls_back_to_the_fields_of_a_dataclass_pickle_refuses():
     key = caching.pickled(Holder(lock, 3))
     assert key == (Holder.__qualname__, lock, 3)
     assert caching.pickled([1, 2]) != caching.pickled([1, 2.0])
+
+
+def test_fast_hash_funcs_survive_modules_imported_by_other_sessions_meanwhile():
+    """Cached builders are made lazily, in any session's script thread, while other threads may
+    import modules: collecting the core dataclasses must not fail on a changing ``sys.modules``
+    (it did under the classroom load: "dictionary changed size during iteration")."""
+    import sys
+    import threading
+    import types
+
+    from ui import caching
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def churn() -> None:  # a core module being imported elsewhere: its names appear one by one
+        module = types.ModuleType("core._churn")
+        sys.modules["core._churn"] = module
+        i = 0
+        while not stop.is_set():
+            setattr(module, f"name_{i}", i)
+            if i % 500 == 499:
+                module.__dict__.clear()
+            i += 1
+        sys.modules.pop("core._churn", None)
+
+    def collect() -> None:
+        try:
+            for _ in range(200):
+                assert list in caching.fast_hash_funcs()
+        except BaseException as exc:  # any failure is the finding
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: the race shows within a few hundred tries
+    churner = threading.Thread(target=churn)
+    churner.start()
+    workers = [threading.Thread(target=collect) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    stop.set()
+    churner.join()
+    sys.setswitchinterval(interval)
+    assert errors == []
