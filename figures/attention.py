@@ -20,6 +20,7 @@ from figures.common import (
     grid_layout,
     heatmap,
     log_axis,
+    position_labels,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -401,17 +402,16 @@ def nw_matrix(
     """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples."""
     fig = heatmap(
         np.asarray(w, dtype=float),
-        x=[f"{v:.2f}" for v in x_train],
-        y=[f"{v:.2f}" for v in x_query],
+        x=position_labels(x_train),
+        y=position_labels(x_query),
         title=title,
         x_title=x_title,
         y_title=y_title,
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         height=height,
+        nticks=12,
     )
-    fig.update_xaxes(nticks=12)
-    fig.update_yaxes(nticks=12)
     return fig
 
 
@@ -430,7 +430,7 @@ def side_by_side(
     """The post's third figure: the NW weight matrix and the attention weight matrix, side by side."""
     zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
     layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
-    xs, ys = [f"{v:.2f}" for v in x_train], [f"{v:.2f}" for v in x_query]
+    xs, ys = position_labels(x_train), position_labels(x_query)
     data = []
     for i, (w, suffix) in enumerate(zip((w_nw, w_att), axes, strict=True)):
         data.append(

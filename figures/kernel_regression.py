@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.common import PALETTE, WEIGHT_COLORSCALE, base_layout, grid_layout, heatmap, log_axis
+from figures.common import (
+    PALETTE,
+    WEIGHT_COLORSCALE,
+    base_layout,
+    grid_layout,
+    heatmap,
+    log_axis,
+    position_labels,
+)
 
 DATA_COLOR = "#7f7f7f"
 TRUTH_COLOR = PALETTE[2]
@@ -273,13 +281,14 @@ def weight_matrix_figure(
 ) -> go.Figure:
     """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples.
 
-    Columns sit at the samples' x (sorted), rows at the queries' x, top row = smallest query; NaN
-    rows (undefined queries) are blank.
+    One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
+    query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
+    as one scaled image); NaN rows (undefined queries) are blank.
     """
     fig = heatmap(
         w,
-        x=np.round(np.asarray(x_train, dtype=float), 4),
-        y=np.round(np.asarray(x_queries, dtype=float), 4),
+        x=position_labels(x_train),
+        y=position_labels(x_queries),
         title=title,
         x_title=x_title,
         y_title=y_title,
@@ -287,6 +296,7 @@ def weight_matrix_figure(
         zmin=0.0,
         height=height,
         hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
+        nticks=12,
     )
     return fig
 

@@ -75,3 +75,35 @@ def test_house_template_keeps_plotly_whites_look_for_the_traces_the_app_draws():
         if key not in (*UNUSED_LAYOUT, "font", "legend", "title", "modebar"):
             assert house["layout"][key] == value, key
     assert len(json.dumps(house)) < len(json.dumps(white)) / 2
+
+
+def test_position_labels_are_distinct_in_order_and_as_short_as_they_can_be():
+    from figures.common import position_labels
+
+    assert position_labels([0.5, 1.25, 2.0]) == ["0.50", "1.25", "2.00"]
+    assert position_labels([1.0, 1.001, 1.0004]) == ["1.0000", "1.0010", "1.0004"]  # more decimals
+    assert position_labels([0.5, 0.5, 0.5, 1.0]) == ["0.500000", "0.500000 (2)", "0.500000 (3)", "1.000000"]
+    assert position_labels([]) == []
+
+
+def test_weight_maps_keep_one_column_per_sample():
+    """Two samples closer than 0.01 used to share the label ``f"{x:.2f}"``: Plotly merged them
+    into one category column, hiding one sample's weights (and drew the map cell by cell)."""
+    from figures.attention import nw_matrix, side_by_side
+    from figures.kernel_regression import weight_matrix_figure
+
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(-3, 3, 200))
+    xq = np.linspace(-3, 3, 60)
+    assert len({f"{v:.2f}" for v in x}) < x.size  # the old labels collide for these samples
+    w = rng.random((xq.size, x.size))
+    figs = [
+        nw_matrix(w, x_query=xq, x_train=x, title="", x_title="", y_title=""),
+        side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), x_title="", y_title=""),
+        weight_matrix_figure(w, x, xq, title="", x_title="", y_title=""),
+    ]
+    for fig in figs:
+        for trace in fig.data:
+            assert len(set(trace.x)) == x.size
+            assert len(set(trace.y)) == xq.size
+            assert [float(s) for s in trace.x] == pytest.approx(list(x), abs=5e-3)  # in x order
