@@ -21,6 +21,7 @@ from figures.common import (
     heatmap,
     log_axis,
     position_labels,
+    position_ticks,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -400,17 +401,19 @@ def nw_matrix(
     height: int = 460,
 ) -> go.Figure:
     """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples."""
+    xs, ys = position_labels(x_train), position_labels(x_query)
     fig = heatmap(
         np.asarray(w, dtype=float),
-        x=position_labels(x_train),
-        y=position_labels(x_query),
+        x=xs,
+        y=ys,
         title=title,
         x_title=x_title,
         y_title=y_title,
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         height=height,
-        nticks=12,
+        x_axis=position_ticks(x_train, xs),
+        y_axis=position_ticks(x_query, ys),
     )
     return fig
 
@@ -440,10 +443,10 @@ def side_by_side(
         )  # fmt: skip
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
-            "nticks": 8,
+            **position_ticks(x_query, ys, 7),
             "title": {"text": y_title if i == 0 else ""},
         }
-        layout[f"xaxis{suffix}"] |= {"nticks": 8, "title": {"text": x_title}}
+        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, 7), "title": {"text": x_title}}
     layout |= {
         "title": {"text": title},
         "height": height,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -181,6 +182,22 @@ def position_labels(values: Sequence[float], decimals: int = 2) -> list[str]:
     return unique
 
 
+def position_ticks(values: Sequence[float], labels: Sequence[str], count: int = 10) -> dict[str, Any]:
+    """Axis properties for a category axis of :func:`position_labels`: ``count`` evenly spread
+    ticks, written with two decimals (the hover keeps the full label).
+
+    Args:
+        values: (N,) the positions; labels: their ``position_labels``.
+    """
+    n = len(labels)
+    idx = sorted({round(i * (n - 1) / max(count - 1, 1)) for i in range(count)}) if n else []
+    return {
+        "tickmode": "array",
+        "tickvals": [labels[i] for i in idx],
+        "ticktext": [f"{values[i]:.2f}" for i in idx],
+    }
+
+
 def heatmap(
     z: np.ndarray,
     *,
@@ -195,7 +212,8 @@ def heatmap(
     zmid: float | None = None,
     height: int = 420,
     hover_template: str | None = None,
-    nticks: int | None = None,
+    x_axis: Mapping[str, Any] | None = None,
+    y_axis: Mapping[str, Any] | None = None,
 ) -> go.Figure:
     """A heatmap with rows = queries on y (top row first), columns = keys on x.
 
@@ -203,7 +221,7 @@ def heatmap(
         z: (L, S) values; NaN cells are drawn blank (undefined, e.g. fully masked rows).
         x, y: optional tick labels for the S columns and L rows.
         x_title, y_title: axis titles (already translated); the hover text reuses them.
-        nticks: at most this many tick labels on each axis (many columns: see ``position_labels``).
+        x_axis, y_axis: more properties of each axis (e.g. :func:`position_ticks`).
     """
     z = np.asarray(z, dtype=float)
     hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
@@ -215,10 +233,9 @@ def heatmap(
         if value is not None:
             trace[name] = value
     # One pass from plain dicts: a figure validated once (update_* calls validate it again each).
-    ticks = {} if nticks is None else {"nticks": nticks}
     layout = {
-        "yaxis": {"autorange": "reversed", "title": {"text": y_title}, **ticks},
-        "xaxis": {"title": {"text": x_title}, **ticks},
+        "yaxis": {"autorange": "reversed", "title": {"text": y_title}, **(y_axis or {})},
+        "xaxis": {"title": {"text": x_title}, **(x_axis or {})},
         "title": {"text": title},
         "height": height,
         "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},

@@ -21,6 +21,7 @@ from figures.common import (
     heatmap,
     log_axis,
     position_labels,
+    position_ticks,
 )
 
 DATA_COLOR = "#7f7f7f"
@@ -285,10 +286,11 @@ def weight_matrix_figure(
     query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
     as one scaled image); NaN rows (undefined queries) are blank.
     """
+    xs, ys = position_labels(x_train), position_labels(x_queries)
     fig = heatmap(
         w,
-        x=position_labels(x_train),
-        y=position_labels(x_queries),
+        x=xs,
+        y=ys,
         title=title,
         x_title=x_title,
         y_title=y_title,
@@ -296,7 +298,8 @@ def weight_matrix_figure(
         zmin=0.0,
         height=height,
         hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
-        nticks=12,
+        x_axis=position_ticks(x_train, xs),
+        y_axis=position_ticks(x_queries, ys),
     )
     return fig
 

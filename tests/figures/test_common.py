@@ -107,3 +107,19 @@ def test_weight_maps_keep_one_column_per_sample():
             assert len(set(trace.x)) == x.size
             assert len(set(trace.y)) == xq.size
             assert [float(s) for s in trace.x] == pytest.approx(list(x), abs=5e-3)  # in x order
+
+
+def test_position_ticks_name_existing_columns_spread_end_to_end_with_two_decimals():
+    from figures.common import position_labels, position_ticks
+
+    x = np.sort(np.random.default_rng(1).uniform(-3, 3, 200))
+    labels = position_labels(x)
+    ticks = position_ticks(x, labels, 10)
+    assert ticks["tickmode"] == "array"
+    assert set(ticks["tickvals"]) <= set(labels)
+    assert ticks["tickvals"][0] == labels[0]
+    assert ticks["tickvals"][-1] == labels[-1]
+    assert len(ticks["tickvals"]) == 10
+    assert ticks["ticktext"] == [f"{x[labels.index(v)]:.2f}" for v in ticks["tickvals"]]
+    assert position_ticks([], [], 10)["tickvals"] == []
+    assert len(position_ticks([1.0, 2.0], ["1.00", "2.00"], 10)["tickvals"]) == 2
