@@ -12,7 +12,7 @@ import streamlit as st
 
 from ui import classroom
 from ui.handout import begin_page, handout_button
-from ui.i18n import current_language, language_switch, t
+from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
 from ui.warmup import import_everything
 
@@ -52,24 +52,18 @@ def configure_torch_threads() -> None:
 def build_pages() -> list[st.Page]:
     """The ``st.Page`` objects, titled in the current language; pages not yet written are left out.
 
-    Built once per language and process (:func:`_pages`), then shared by every session.
+    New objects on every run, on purpose: ``st.navigation`` marks the page it returns as callable
+    once and ``Page.run`` clears the mark, so pages shared between sessions race (tried: 60 of
+    559 runs of a 30-student load failed with "This page cannot be called directly").
     """
-    return list(_pages(current_language()))
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _pages(lang: str) -> tuple[st.Page, ...]:
-    """:func:`build_pages` for ``lang``. ``st.Page`` resolves its script's real path on the file
-    system (a few ``lstat`` calls per page): ~5% of the server's script time under the classroom
-    load when it ran on every rerun. ``st.navigation`` only marks a shared page as the one it
-    returned (``_can_be_called``), which any session may do. (A cache, not a module global: this
-    script's globals are new on every run.)"""
-    del lang  # the cache key; t() reads the session's language, which is lang
-    return tuple(
-        st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
-        for script, url_path, title_key, icon in PAGES
-        if (ROOT / script).exists()
-    )
+    pages = []
+    for script, url_path, title_key, icon in PAGES:
+        if not (ROOT / script).exists():
+            continue
+        pages.append(
+            st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
+        )
+    return pages
 
 
 def main() -> None:
