@@ -19,7 +19,6 @@ leaves it out inside the fold (the expander already shows it).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -82,14 +81,16 @@ class Section:
         return f"open_{slug}"
 
 
-#: The title of the folded section being drawn in this script thread (its expander shows it).
-_IN_FOLD = threading.local()
+#: Session-state key: the title keys of the sections drawn in folds on this page view. Kept in
+#: the session, not just during the page's run, so that a fragment inside a folded section
+#: (rerun alone, without :func:`run_sections`) leaves its title out too.
+_FOLDED_TITLES = "_folded_titles"
 
 
 def heading(title_key: str, *, sub: bool = False) -> None:
     """A section's title (``st.header``, or ``st.subheader`` with ``sub``), unless the section is
     drawn inside its fold, whose label already says it."""
-    if getattr(_IN_FOLD, "title_key", None) == title_key:
+    if title_key in st.session_state.get(_FOLDED_TITLES, ()):
         return
     (st.subheader if sub else st.header)(t(title_key))
 
@@ -102,7 +103,9 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
     says so.
     """
     del page_id  # the slide number is per page view: Streamlit drops it on a page switch
-    if not classroom.presenting():
+    presenting = classroom.presenting()
+    st.session_state[_FOLDED_TITLES] = () if presenting else tuple(s.title_key for s in sections if s.folded)
+    if not presenting:
         hinted = False
         for section in sections:
             if not section.folded:
@@ -122,11 +125,6 @@ def _folded(section: Section) -> None:
     box = st.expander(
         t(section.title_key), key=section.open_key, on_change="rerun", bind=BIND, icon=":material/menu_book:"
     )
-    if not box.open:
-        return
-    _IN_FOLD.title_key = section.title_key
-    try:
+    if box.open:
         with box:
             section.render()
-    finally:
-        _IN_FOLD.title_key = None
