@@ -346,13 +346,11 @@ def gaussian_directions(
     gen = torch.Generator().manual_seed(_check_seed(seed))
     if not orthogonal:
         return torch.randn(m, d, generator=gen, dtype=torch.float64).to(dtype)
-    blocks = []
-    for _ in range(math.ceil(m / d)):
-        g = torch.randn(d, d, generator=gen, dtype=torch.float64)
-        q, r = torch.linalg.qr(g)
-        q = q * torch.sign(torch.diagonal(r))  # a Haar-distributed orthogonal matrix
-        blocks.append(q.T)  # rows orthonormal
-    w = torch.cat(blocks)[:m]  # (m, D)
+    # blocks drawn one by one (the generator's stream), decomposed in one batched QR
+    g = torch.stack([torch.randn(d, d, generator=gen, dtype=torch.float64) for _ in range(math.ceil(m / d))])
+    q, r = torch.linalg.qr(g)  # (blocks, D, D)
+    q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)  # Haar-distributed orthogonal
+    w = q.transpose(-2, -1).reshape(-1, d)[:m]  # rows orthonormal within a block; (m, D)
     norms = torch.randn(m, d, generator=gen, dtype=torch.float64).norm(dim=1, keepdim=True)  # χ_D
     return (w * norms).to(dtype)
 

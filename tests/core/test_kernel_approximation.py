@@ -95,6 +95,20 @@ def test_orthogonal_directions_are_orthogonal_within_a_block_and_gaussian_in_len
     assert float((iid[:16] @ iid[:16].T - torch.diag(torch.diagonal(iid[:16] @ iid[:16].T))).abs().max()) > 1
 
 
+@pytest.mark.parametrize(("m", "d"), [(7, 2), (40, 16), (512, 8), (3, 64)])
+def test_orthogonal_directions_are_the_per_block_construction(m, d):
+    """The batched QR gives exactly the directions of the construction block by block (a Gaussian
+    block, its QR, signs from R's diagonal, rows orthonormal, then χ_D lengths): same stream."""
+    gen = torch.Generator().manual_seed(5)
+    blocks = []
+    for _ in range(-(-m // d)):
+        q, r = torch.linalg.qr(torch.randn(d, d, generator=gen, dtype=torch.float64))
+        blocks.append((q * torch.sign(torch.diagonal(r))).T)
+    lengths = torch.randn(m, d, generator=gen, dtype=torch.float64).norm(dim=1, keepdim=True)
+    expected = torch.cat(blocks)[:m] * lengths
+    assert torch.equal(ka.gaussian_directions(m, d, orthogonal=True, seed=5), expected)
+
+
 def test_orthogonal_features_beat_iid_on_average():
     q, k, _ = _qkv(L=16, d=16, sigma=0.5, seed=4)
     cmp = ka.compare_features(q, k, (8, 16, 32, 64), ("positive_orthogonal", "positive_iid"), n_seeds=48)
