@@ -161,10 +161,12 @@ def warn_if_refused(
     """
     if refused_number(raw, lo, hi):
         empty = shown is None  # an empty number input (a question's answer box)
-        _warn_refused(label_key, raw, "—" if empty else shown, where=where)
+        warn_refused_link(label_key, raw, "—" if empty else shown, where=where)
 
 
-def _warn_refused(label_key: str, raw: str | None, shown: Any, *, where: Any | None = None) -> None:
+def warn_refused_link(label_key: str, raw: str | None, shown: Any, *, where: Any | None = None) -> None:
+    """The warning of :func:`warn_if_refused`: the link's ``raw`` for control ``label_key``, and what
+    it shows instead."""
     _where(where).warning(
         t("common.link_value_refused", label=t(label_key), value=str(raw)[:40], shown=shown),
         icon=":material/link_off:",
@@ -199,7 +201,7 @@ def select_slider(
         bind=BIND,
     )
     if warn_refused and refused_option(raw, chosen, format_func):
-        _warn_refused(label_key, raw, format_func(chosen), where=where)
+        warn_refused_link(label_key, raw, format_func(chosen), where=where)
     return chosen
 
 
@@ -373,6 +375,12 @@ def toggle(
 _FLAG_WORDS = {w: True for w in ("1", "true", "yes", "on")} | {w: False for w in ("0", "false", "no", "off")}
 
 
+def link_flag(raw: str | None) -> bool | None:
+    """An on/off word of a hand-typed link (``1/true/yes/on``, ``0/false/no/off``, any case);
+    None for no value or any other word."""
+    return None if raw is None else _FLAG_WORDS.get(str(raw).strip().lower())
+
+
 def flag(
     label_key: str,
     *,
@@ -388,7 +396,8 @@ def flag(
     """
     # The toggle's starting value comes from the URL, which this function keeps in step with the
     # toggle: the same value is passed on every run, so Streamlit keeps the widget's state.
-    start = _FLAG_WORDS.get(str(st.query_params.get(key, "")).lower(), value)
+    word = link_flag(st.query_params.get(key))
+    start = value if word is None else word
     help_text = t(help_key) if help_key else None
     on = bool(_where(where).toggle(t(label_key), value=start, key=key, help=help_text))
     st.session_state.setdefault(OPTIONS_SEEN, {})[key] = (False, True)

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from ui import classroom
+from ui import classroom, controls
 from ui.controls import BIND
 from ui.i18n import t
 
@@ -120,8 +120,28 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
     sections[shown - 1].render()
 
 
+def _read_link(section: Section) -> None:
+    """Make the link's ``?open_...=`` value one the expander's binding reads.
+
+    A teacher types ``1``, ``yes`` or ``on`` (as for ``?present=1``, ``ui.controls.link_flag``):
+    written back as ``true`` (``0/no/off``: ``false``). Any other word leaves the section closed,
+    is said above the fold in the page's language, as for every control, and leaves the link.
+    """
+    raw = st.query_params.get(section.open_key)
+    word = controls.link_flag(raw)
+    if raw is None or raw == ("true" if word else "false"):
+        return
+    if word is None:
+        controls.warn_refused_link(section.title_key, raw, t("common.fold_closed"))
+        del st.query_params[section.open_key]
+    else:
+        st.query_params[section.open_key] = "true" if word else "false"
+        st.session_state[section.open_key] = word  # this run too: the binding read the link already
+
+
 def _folded(section: Section) -> None:
     """``section`` in a lazy, URL-bound expander: rendered only while it is open."""
+    _read_link(section)
     box = st.expander(
         t(section.title_key), key=section.open_key, on_change="rerun", bind=BIND, icon=":material/menu_book:"
     )

@@ -75,11 +75,27 @@ def test_a_link_opens_a_fold_and_closing_it_stops_its_work(page):
     assert inner_control not in _keys(at)
 
 
-@pytest.mark.parametrize("value", ["zzz", "", "2", "nan"])
-def test_a_tampered_fold_value_leaves_the_section_closed(value):
-    at = open_page("scaled-dot-product", params={"open_sdp_nan": value}, folded=True)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("value", ["zzz", "2", "nan", "maybe"])
+def test_a_tampered_fold_value_leaves_the_section_closed_and_says_so(value, lang):
+    cat = load_catalogue(lang)
+    at = open_page("scaled-dot-product", lang=lang, params={"open_sdp_nan": value}, folded=True)
     assert_clean(at)
     assert not at.session_state["open_sdp_nan"]
+    said = [w.value for w in at.warning if cat["sdp.nan_title"] in w.value]
+    assert len(said) == 1
+    assert value in said[0]
+    assert cat["common.fold_closed"] in said[0]
+    at.run()  # said once: the value left the link
+    assert not [w.value for w in at.warning if cat["sdp.nan_title"] in w.value]
+
+
+@pytest.mark.parametrize("value", ["1", "yes", "ON", "true"])
+def test_a_hand_typed_link_opens_a_fold_as_it_turns_on_presenting(value):
+    at = open_page("scaled-dot-product", params={"open_sdp_sparse": value}, folded=True)
+    assert_clean(at)
+    assert "sdp_nw_h" in _keys(at)
+    assert not at.warning
 
 
 def test_presenting_shows_a_folded_section_as_its_slide_with_its_title():
