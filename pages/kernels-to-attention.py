@@ -295,7 +295,7 @@ def _learn(run: LearnRun) -> dict:
 
 @st.fragment
 def _learnable(n: int, seed: int) -> None:
-    """Learning h by gradient descent: trains only on its button (1-5 s); the last result stays."""
+    """Learning h by gradient descent: trains only on its button (0.1-0.6 s); the last result stays."""
     heading("k2a.learn_title")
     st.markdown(t("k2a.learn_body"))
     st.latex(

@@ -9,6 +9,9 @@ import pytest
 
 from core.data import make_data
 from core.kernel_attention import (
+    ADAM_BETAS,
+    _bandwidth_loss_grad,
+    _metric_loss_grad,
     data_2d,
     dot_product_weights,
     dot_vs_gaussian,
@@ -161,3 +164,134 @@ def test_learnable_metric_finds_the_irrelevant_axis_only_with_leave_one_out():
 def test_invalid_input_raises_value_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ----------------------------------------------------------------------------------------------
+# the learnable kernels against torch: autograd gradients, torch.optim.Adam paths
+# ----------------------------------------------------------------------------------------------
+
+
+def _torch_loss(scores, y, leave_one_out):
+    """Reference: softmax attention of each training point (torch), its diagonal masked with -inf."""
+    import torch
+
+    if leave_one_out:
+        scores = scores.masked_fill(torch.eye(y.shape[0], dtype=torch.bool), -math.inf)
+    return ((torch.softmax(scores, dim=1) @ y - y) ** 2).mean()
+
+
+def _torch_bandwidth_path(x, y, leave_one_out, h0, lr, steps):
+    import torch
+
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    log_h = torch.tensor(math.log(h0), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([log_h], lr=lr, betas=ADAM_BETAS)
+    losses, path = [], [h0]
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = _torch_loss(-((x[:, None] - x[None, :]) ** 2) / (2 * torch.exp(2 * log_h)), y, leave_one_out)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        path.append(math.exp(log_h.item()))
+    return np.array(losses), np.array(path)
+
+
+def _torch_metric_scores(x, params):
+    """Reference scores -(x_i - x_j)ᵀ A Aᵀ (x_i - x_j) / 2, A = [[e^a, 0], [o, e^b]] (torch)."""
+    import torch
+
+    a = torch.stack(
+        [torch.stack([params[0].exp(), params[0] * 0]), torch.stack([params[2], params[1].exp()])]
+    )
+    diff = x[:, None, :] - x[None, :, :]  # (N, N, 2)
+    return -torch.einsum("ijd,de,ije->ij", diff, a @ a.T, diff) / 2
+
+
+def _torch_metric_path(x, y, leave_one_out, h0, lr, steps):
+    import torch
+
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    params = torch.tensor([-math.log(h0), -math.log(h0), 0.0], dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([params], lr=lr, betas=ADAM_BETAS)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = _torch_loss(_torch_metric_scores(x, params), y, leave_one_out)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return np.array(losses), params.detach().numpy()
+
+
+@pytest.mark.parametrize("leave_one_out", [True, False])
+@pytest.mark.parametrize("log_h", [-4.0, -1.5, 0.0, 1.2])
+def test_bandwidth_gradient_is_torch_autograds(leave_one_out, log_h):
+    import torch
+
+    x, y = _data(60, 0.2, 4)
+    x[7] = x[3]  # a duplicate: its nearest other point is at distance 0
+    d2 = (x[:, None] - x[None, :]) ** 2
+    nearest2 = np.where(np.eye(60, dtype=bool), np.inf, d2).min(1) if leave_one_out else np.zeros(60)
+    loss, grad = _bandwidth_loss_grad(d2, nearest2, y, log_h, leave_one_out)
+    t = torch.tensor(log_h, dtype=torch.float64, requires_grad=True)
+    X, Y = torch.from_numpy(x), torch.from_numpy(y)
+    ref = _torch_loss(-((X[:, None] - X[None, :]) ** 2) / (2 * torch.exp(2 * t)), Y, leave_one_out)
+    ref.backward()
+    assert loss == pytest.approx(ref.item(), rel=1e-12)
+    assert grad == pytest.approx(t.grad.item(), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("leave_one_out", [True, False])
+@pytest.mark.parametrize("params", [(0.0, 0.0, 0.0), (1.3, -0.7, 0.4), (-0.5, 2.0, -1.1)])
+def test_metric_gradient_is_torch_autograds(leave_one_out, params):
+    import torch
+
+    x, y = data_2d(50, 0.1, seed=2)
+    diff = x[:, None, :] - x[None, :, :]
+    parts = (diff[..., 0] ** 2, diff[..., 0] * diff[..., 1], diff[..., 1] ** 2)
+    loss, grad = _metric_loss_grad(parts, y, np.array(params), leave_one_out)
+    p = torch.tensor(params, dtype=torch.float64, requires_grad=True)
+    ref = _torch_loss(_torch_metric_scores(torch.from_numpy(x), p), torch.from_numpy(y), leave_one_out)
+    ref.backward()
+    assert loss == pytest.approx(ref.item(), rel=1e-12)
+    assert grad == pytest.approx(p.grad.numpy(), rel=1e-8, abs=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("leave_one_out", "h0", "lr"), [(True, 1.0, 0.05), (True, 0.2, 0.3), (False, 2.0, 0.1)]
+)
+def test_fit_bandwidth_follows_torch_adam_on_autograd(leave_one_out, h0, lr):
+    x, y = _data(40, 0.1, 5)
+    fit = fit_bandwidth(x, y, leave_one_out=leave_one_out, init_bandwidth=h0, lr=lr, steps=150)
+    losses, path = _torch_bandwidth_path(x, y, leave_one_out, h0, lr, 150)
+    assert fit.losses == pytest.approx(losses, rel=1e-8)
+    assert fit.bandwidths == pytest.approx(path, rel=1e-8)
+    assert fit.bandwidth == fit.bandwidths[-1]
+
+
+@pytest.mark.parametrize(("leave_one_out", "h0", "lr"), [(True, 1.0, 0.05), (False, 0.5, 0.2)])
+def test_fit_metric_follows_torch_adam_on_autograd(leave_one_out, h0, lr):
+    x, y = data_2d(40, 0.1, seed=6)
+    fit = fit_metric(x, y, leave_one_out=leave_one_out, init_bandwidth=h0, lr=lr, steps=120)
+    losses, params = _torch_metric_path(x, y, leave_one_out, h0, lr, 120)
+    assert fit.losses == pytest.approx(losses, rel=1e-8)
+    a = np.array([[math.exp(params[0]), 0.0], [params[2], math.exp(params[1])]])
+    assert fit.metric == pytest.approx(a @ a.T, rel=1e-7)
+    assert fit.length_scales == pytest.approx(1 / np.sqrt(np.diag(a @ a.T)), rel=1e-7)
+    assert fit.length_scale_path.shape == (121, 2)
+    assert fit.length_scale_path[0] == pytest.approx([h0, h0])
+
+
+def test_fits_stay_finite_at_extreme_bandwidths():
+    x, y = _data(30, 0.1, 7)
+    x[5] = x[4]  # duplicate x: nearest other at distance 0
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # underflow to 0 is fine
+        for loo in (True, False):
+            for h0 in (1e-4, 1e3):
+                fit = fit_bandwidth(x, y, leave_one_out=loo, init_bandwidth=h0, lr=1.0, steps=40)
+                assert np.isfinite(fit.losses).all()
+                assert np.isfinite(fit.bandwidths).all()
+            m = fit_metric(np.c_[x, x[::-1]], y, leave_one_out=loo, init_bandwidth=1e-3, lr=1.0, steps=40)
+            assert np.isfinite(m.losses).all()
+            assert np.isfinite(m.metric).all()
