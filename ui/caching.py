@@ -1,20 +1,31 @@
-"""Streamlit caches whose keys are quick to compute for the app's own argument types.
+"""Bounded caches for the app's cached calls, keyed by one hash of the arguments' pickle.
 
-Every cached call hashes its arguments on every rerun, hit or miss. Streamlit hashes a dataclass
-through ``dataclasses.asdict``, which deep-copies it (arrays included) and then hashes every
-field element by element in Python; a list, element by element too. On an unchanged scaled
-dot-product rerun that was ~15% of the server time (36 cached calls, most given the page's
-frozen input dataclasses). Here such arguments are hashed by their pickle: one C call.
+Every cached call computes its key on every rerun, hit or miss. Streamlit's ``st.cache_data`` /
+``st.cache_resource`` hash each argument separately: a signature lookup, two hasher passes per
+argument, and a dataclass through ``dataclasses.asdict`` (a deep copy), a list element by element.
+That was ~0.5 ms a call, 10-15% of an unchanged rerun (scaled dot-product: 16 cached calls,
+5 ms of 40). Here the key is one BLAKE2b digest of ``pickle.dumps((args, kwargs))`` (one C call
+each, ~20-50 µs): equal contents give equal pickles within a process, so equal arguments hit;
+any change (an array element, a label) misses. Arguments pickle cannot take (a lambda, a lock)
+go to the same function cached by Streamlit (:func:`fast_hash_funcs`), as before.
 
-``data(max_entries=N)`` replaces ``st.cache_data(max_entries=N, show_spinner=False)`` and
-``resource(...)`` ``st.cache_resource``; both pass :func:`fast_hash_funcs`.
+``data(max_entries=N)`` keeps ``st.cache_data``'s contract: a hit returns a fresh copy (the value is
+stored pickled, as Streamlit stores it), so a caller may mutate what it gets. ``resource(...)``
+keeps ``st.cache_resource``'s: every hit returns the same object (figures: never mutate them).
+Both are bounded LRUs shared by all sessions of the process; while one session computes a key,
+another asking for the same key waits for that result instead of computing it again (30 students
+opening the same view at once cost one computation).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import pickle
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -61,11 +72,128 @@ def fast_hash_funcs() -> dict[Any, Callable[[Any], Any]]:
     return funcs
 
 
+#: Locks that serialise computing one key (keys share a lock by their hash: a fixed pool, so
+#: nothing grows with the number of keys; two keys rarely meet on one lock).
+_STRIPES = 64
+
+
+def digest(args: tuple, kwargs: dict[str, Any]) -> bytes | None:
+    """The cache key of a call: BLAKE2b of the pickled arguments; None if pickle refuses them."""
+    try:
+        blob = pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return hashlib.blake2b(blob, digest_size=20).digest()
+
+
+class LruCache:
+    """``fn`` cached on its arguments' :func:`digest`, at most ``max_entries`` results, LRU.
+
+    Args:
+        fn: the function to cache (pure: its result depends only on its arguments).
+        max_entries: bound on stored results (the least recently used goes first).
+        copy: store results pickled and return a fresh copy on every call (``st.cache_data``)
+            instead of the one shared object (``st.cache_resource``).
+        fallback: called instead when the arguments cannot be pickled (Streamlit's cache of ``fn``).
+    """
+
+    _MISS = object()
+
+    def __init__(
+        self, fn: Callable[..., Any], max_entries: int, copy: bool, fallback: Callable[..., Any]
+    ) -> None:
+        self._fn, self._max, self._copy, self._fallback = fn, max_entries, copy, fallback
+        self._entries: OrderedDict[bytes, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
+        self.hits = self.misses = 0
+        functools.update_wrapper(self, fn)
+
+    def _get(self, key: bytes) -> Any:
+        with self._lock:
+            stored = self._entries.get(key, self._MISS)
+            if stored is not self._MISS:
+                self._entries.move_to_end(key)
+                self.hits += 1
+        if stored is self._MISS or not self._copy:
+            return stored
+        return pickle.loads(stored)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = digest(args, kwargs)
+        if key is None:
+            return self._fallback(*args, **kwargs)
+        found = self._get(key)
+        if found is not self._MISS:
+            return found
+        with self._stripes[int.from_bytes(key[:4], "little") % _STRIPES]:
+            found = self._get(key)  # computed by another session while this one waited
+            if found is not self._MISS:
+                return found
+            value = self._fn(*args, **kwargs)
+            stored = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if self._copy else value
+            with self._lock:
+                self.misses += 1
+                self._entries[key] = stored
+                while len(self._entries) > self._max:
+                    self._entries.popitem(last=False)
+        return pickle.loads(stored) if self._copy else value
+
+    def clear(self) -> None:
+        """Forget every stored result."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+#: (module, qualified name, bytecode, copy) -> its cache: a function defined again (a module run
+#: again) keeps its cache, as Streamlit's caches do; changed code gets a new one. Closures (whose
+#: captured cells may differ between definitions) always get their own.
+_REGISTRY: dict[tuple[str, str, bytes, bool], LruCache] = {}
+_registry_lock = threading.Lock()
+
+
+def _cache(
+    fn: Callable[..., Any], max_entries: int, copy: bool, fallback: Callable[[], Callable]
+) -> LruCache:
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__closure__", None):  # a closure's cells may differ: its own cache
+        return LruCache(fn, max_entries, copy=copy, fallback=fallback())
+    key = (fn.__module__, fn.__qualname__, code.co_code, copy)
+    with _registry_lock:
+        if key not in _REGISTRY:
+            _REGISTRY[key] = LruCache(fn, max_entries, copy=copy, fallback=fallback())
+        return _REGISTRY[key]
+
+
 def data(*, max_entries: int) -> Callable[[F], F]:
-    """``st.cache_data`` (bounded, no spinner) with quick keys (:func:`fast_hash_funcs`)."""
-    return st.cache_data(max_entries=max_entries, show_spinner=False, hash_funcs=fast_hash_funcs())
+    """Like ``st.cache_data`` (bounded, no spinner; each call gets a copy), keyed by :func:`digest`."""
+
+    def wrap(fn: F) -> F:
+        def fallback() -> Callable:
+            return st.cache_data(max_entries=max_entries, show_spinner=False, hash_funcs=fast_hash_funcs())(
+                fn
+            )
+
+        return _cache(fn, max_entries, True, fallback)  # type: ignore[return-value]
+
+    return wrap
 
 
 def resource(*, max_entries: int | None = None) -> Callable[[F], F]:
-    """``st.cache_resource`` (no spinner) with quick keys (:func:`fast_hash_funcs`)."""
-    return st.cache_resource(max_entries=max_entries, show_spinner=False, hash_funcs=fast_hash_funcs())
+    """Like ``st.cache_resource`` (one shared object per key), keyed by :func:`digest`.
+
+    Unbounded (``max_entries=None``) means at most 1,024 entries here: every cache is bounded.
+    """
+
+    def wrap(fn: F) -> F:
+        def fallback() -> Callable:
+            return st.cache_resource(
+                max_entries=max_entries, show_spinner=False, hash_funcs=fast_hash_funcs()
+            )(fn)
+
+        return _cache(fn, max_entries or 1024, False, fallback)  # type: ignore[return-value]
+
+    return wrap
