@@ -8,6 +8,7 @@ rows = queries (y, top first) and columns = keys (x), through ``figures.common.h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -239,28 +240,175 @@ def line_figure(
     return fig
 
 
-def vline_marks(x: float, text: str, *, log_x: bool = False) -> tuple[list[dict], list[dict]]:
+def vline_marks(
+    x: float, text: str, *, log_x: bool = False, axes: Sequence[str] = ("",)
+) -> tuple[list[dict], list[dict]]:
     """The vertical marker of :func:`line_figure` (a dotted line at ``x`` labelled ``text``) as
     (shapes, annotations) layout dicts: to draw on a figure built without it, so that moving the
     marker (e.g. the current d_k) does not rebuild the figure (``ui.layout.show_figure(marks=)``).
+
+    ``axes`` are the suffixes of the panels to mark ("" for the first, "2", ...: :func:`line_panels`).
     """
-    # a shape takes data coordinates; an annotation on a log axis takes log10 units
-    shape = _rule("x", x, {"color": "#555", "dash": "dot"})
-    note = {
-        "x": float(np.log10(x)) if log_x else x, "y": 1.0, "yref": "paper", "text": text,
-        "showarrow": False, "xanchor": "right", "yanchor": "bottom", "font": {"size": 13, "color": "#555"},
-    }  # fmt: skip
-    return [shape], [note]
+    shapes, notes = [], []
+    for suffix in axes:
+        # a shape takes data coordinates; an annotation on a log axis takes log10 units
+        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix))
+        notes.append(
+            {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
+             "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
+             "xshift": 3, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)",
+             "font": {"size": 13, "color": "#555"}}
+        )  # fmt: skip
+    return shapes, notes
 
 
-def _rule(axis: str, value: float, line: dict) -> dict:
-    """A full-width horizontal (axis "y") or full-height vertical (axis "x") line shape at ``value``."""
+def _rule(axis: str, value: float, line: dict, suffix: str = "") -> dict:
+    """A full-width horizontal (axis "y") or full-height vertical (axis "x") line shape at ``value``
+    on the panel whose axes end in ``suffix``."""
     other = "x" if axis == "y" else "y"
     return {
         "type": "line", "line": line, "layer": "above",
-        f"{axis}0": value, f"{axis}1": value, f"{axis}ref": axis,
-        f"{other}0": 0, f"{other}1": 1, f"{other}ref": f"{other} domain",
+        f"{axis}0": value, f"{axis}1": value, f"{axis}ref": f"{axis}{suffix}",
+        f"{other}0": 0, f"{other}1": 1, f"{other}ref": f"{other}{suffix} domain",
     }  # fmt: skip
+
+
+class LinePanel(NamedTuple):
+    """One panel of :func:`line_panels`: named curves over the shared x.
+
+    ``series`` maps a curve's name to its (X,) values; ``dashed`` names curves drawn dashed;
+    ``hlines`` maps a label to a horizontal reference line's y.
+    """
+
+    title: str
+    series: Mapping[str, np.ndarray]
+    y_title: str
+    log_y: bool = False
+    dashed: tuple[str, ...] = ()
+    hlines: Mapping[str, float] | None = None
+
+
+def line_panels(
+    x: np.ndarray,
+    panels: Sequence[LinePanel],
+    *,
+    x_title: str,
+    log_x: bool = False,
+    cols: int = 2,
+    panel_height: int = 330,
+) -> go.Figure:
+    """Several :func:`line_figure`-like panels over one shared x in one figure (a grid, row-major),
+    each with its own y axis and its own legend under it.
+
+    One chart instead of one per panel: a step of a control that feeds them all redraws one chart
+    in the browser. Mark a value of x on every panel with :func:`vline_marks` (``axes`` from
+    ``panel_axes(len(panels), cols)``).
+
+    Args:
+        x: (X,) shared x values (positive when ``log_x``).
+        panels: the panels, in reading order.
+    """
+    rows = -(-len(panels) // cols)
+    gap_px, top, bottom = 165, 40, 150  # under each panel: its x ticks, x title and legend
+    area = rows * panel_height + (rows - 1) * gap_px  # the plot area's height in pixels
+    layout, axes = grid_layout(rows, cols, titles=[p.title for p in panels], horizontal_spacing=0.1,
+                               vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
+    xs = np.asarray(x, dtype=float)
+    xaxis: dict = {"title": {"text": x_title}, **(log_axis(xs) if log_x else {})}
+    if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
+        xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
+    data, shapes, annotations = [], [], layout["annotations"]
+    for k, (panel, suffix) in enumerate(zip(panels, axes, strict=False)):
+        legend = "legend" if k == 0 else f"legend{k + 1}"
+        for i, (name, y) in enumerate(panel.series.items()):
+            data.append(
+                {"type": "scatter", "x": xs, "y": np.asarray(y), "name": name, "mode": "lines+markers",
+                 "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "legend": legend,
+                 "line": _line(i, name in panel.dashed)}
+            )  # fmt: skip
+        for j, (name, value) in enumerate((panel.hlines or {}).items()):
+            color = PALETTE[(len(panel.series) + j) % len(PALETTE)]
+            shapes.append(_rule("y", value, {"color": color, "dash": "dot", "width": 2}, suffix))
+            annotations.append(
+                {"x": 0, "xref": f"x{suffix} domain", "y": value, "yref": f"y{suffix}", "text": name,
+                 "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
+            )  # fmt: skip
+        layout[f"xaxis{suffix}"] |= dict(xaxis)
+        layout[f"yaxis{suffix}"] |= {"title": {"text": panel.y_title},
+                                     **(log_axis(*panel.series.values()) if panel.log_y else {})}  # fmt: skip
+        x0, y0 = layout[f"xaxis{suffix}"]["domain"][0], layout[f"yaxis{suffix}"]["domain"][0]
+        layout[legend] = {"orientation": "v", "xanchor": "left", "x": x0, "yanchor": "top",
+                          "y": y0 - 62 / area, "xref": "paper", "yref": "paper"}  # fmt: skip
+    layout |= {"shapes": shapes, "height": area + top + bottom,
+               "margin": {"l": 60, "r": 20, "t": top, "b": bottom}}  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
+
+
+def panel_axes(count: int) -> tuple[str, ...]:
+    """The axis suffixes of ``count`` panels of :func:`line_panels` / :func:`pipeline_heatmaps`."""
+    return tuple("" if k == 0 else str(k + 1) for k in range(count))
+
+
+def pipeline_heatmaps(
+    panels: Sequence[tuple[str, np.ndarray, str]],
+    *,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    x_title: str,
+    y_title: str,
+    cols: int = 2,
+    neg_inf_text: str = "−∞",
+    nan_text: str = "NaN",
+    panel_height: int = 360,
+) -> go.Figure:
+    """Steps of the attention pipeline as heatmaps in one figure (a grid, row-major).
+
+    Each panel is (title, (L, S) matrix, kind): kind "scores" is drawn on a signed scale centred at
+    0 with its own range (-inf cells, the masked ones, blank and labelled ``neg_inf_text``); kind
+    "weights" on [0, 1] (NaN cells, undefined rows, blank and labelled ``nan_text``). Every panel
+    has its own colour bar beside it, as :func:`score_heatmap` / :func:`weights_heatmap` would.
+    One chart instead of four: a step of a page-wide control redraws one chart in the browser.
+    """
+    rows = -(-len(panels) // cols)
+    gap_px, top, bottom = 100, 40, 50  # between rows: x ticks and title, the next panel's title
+    area = rows * panel_height + (rows - 1) * gap_px
+    layout, axes = grid_layout(rows, cols, titles=[p[0] for p in panels], horizontal_spacing=0.16,
+                               vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
+    data = []
+    for k, ((_, z, kind), suffix) in enumerate(zip(panels, axes, strict=False)):
+        z = np.asarray(z, dtype=float)
+        if kind == "scores":
+            shown = np.where(np.isneginf(z), np.nan, z)
+            finite = shown[np.isfinite(shown)]
+            bound = float(np.abs(finite).max()) if finite.size else 1.0
+            scale = {"colorscale": SIGNED_COLORSCALE, "zmin": -(bound or 1.0), "zmax": bound or 1.0}
+            special = {"-inf": neg_inf_text}
+        else:
+            shown = z
+            scale = {"colorscale": WEIGHT_COLORSCALE, "zmin": 0.0, "zmax": 1.0}
+            special = {"nan": nan_text}
+        x1, (y0, y1) = layout[f"xaxis{suffix}"]["domain"][1], layout[f"yaxis{suffix}"]["domain"]
+        trace = {
+            "type": "heatmap", "z": shown, "x": list(x_labels), "y": list(y_labels), **scale,
+            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+            "colorbar": {"x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2, "yanchor": "middle",
+                         "len": y1 - y0, "thickness": 12},
+            "hovertemplate": f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
+        }  # fmt: skip
+        if z.shape[0] <= MAX_ANNOTATED and z.shape[1] <= MAX_ANNOTATED:
+            trace |= {
+                "text": _cell_text(z, ".2f", special),
+                "texttemplate": "%{text}",
+                "textfont": {"size": 12},
+            }
+        data.append(trace)
+        layout[f"yaxis{suffix}"] |= {
+            "autorange": "reversed",
+            "title": {"text": y_title if k % cols == 0 else ""},
+        }
+        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    layout |= {"height": area + top + bottom, "margin": {"l": 60, "r": 50, "t": top, "b": bottom}}
+    return go.Figure({"data": data, "layout": layout})
 
 
 def heatmap_row(

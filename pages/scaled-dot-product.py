@@ -18,7 +18,7 @@ import streamlit as st
 
 from core import attention as attn
 from core import attention_analysis as aa
-from figures.attention import vline_marks
+from figures.attention import LinePanel, panel_axes, vline_marks
 from ui import attention as ua
 from ui import classroom, questions
 from ui import controls as uc
@@ -209,7 +209,7 @@ def _heat(kind: str, z, s: ua.SdpSetup, title: str, key: str, **look: object) ->
 
 
 def pipeline_section(s: ua.SdpSetup) -> None:
-    """The five steps as heatmaps, with the scale, spread, peak and entropy measured."""
+    """The steps as heatmaps (one figure of four panels), with the scale, spread, peak and entropy."""
     heading("sdp.pipeline_title")
     st.markdown(t("sdp.pipeline_body"))
     stats = ua.row_stats(s.steps.weights)
@@ -220,24 +220,28 @@ def pipeline_section(s: ua.SdpSetup) -> None:
     m[3].metric(t("sdp.metric_max_weight"), f"{stats.max_weight:.3f}")
     m[4].metric(t("sdp.metric_entropy"), f"{stats.entropy:.3f}", help=t("sdp.metric_entropy_help"))
     tau, factor = f"{s.temperature:.3g}", f"{s.scale:.3g}"
-    mask_name = t(f"sdp.mask_{s.controls.mask_mode}")
-    c1, c2 = st.columns(2)
-    with c1:
-        _heat("scores", s.steps.raw, s, t("sdp.fig_raw"), "sdp_fig_raw")
-    with c2:
-        _heat("scores", s.steps.scaled, s, t("sdp.fig_scaled", tau=tau, scale=factor), "sdp_fig_scaled")
-    c3, c4 = st.columns(2)
-    with c3:
-        _heat("scores", s.steps.masked, s, t("sdp.fig_masked", mask=mask_name), "sdp_fig_masked")
-    with c4:
-        _heat(
-            "weights",
-            s.steps.weights,
-            s,
-            t("sdp.fig_weights"),
-            "sdp_fig_weights",
-            max_weight=f"{stats.max_weight:.3f}",
-        )
+    titles = {
+        "raw": t("sdp.fig_raw"),
+        "scaled": t("sdp.fig_scaled", tau=tau, scale=factor),
+        "masked": t("sdp.fig_masked", mask=t(f"sdp.mask_{s.controls.mask_mode}")),
+        "weights": t("sdp.fig_weights"),
+    }
+    z = {"raw": s.steps.raw, "scaled": s.steps.scaled, "masked": s.steps.masked, "weights": s.steps.weights}
+    fig = ua.pipeline_heatmaps(
+        tuple((titles[k], z[k], "weights" if k == "weights" else "scores") for k in titles),
+        x_labels=s.labels,
+        y_labels=s.labels,
+        x_title=t("sdp.axis_key"),
+        y_title=t("sdp.axis_query"),
+        panel_height=max(300, 80 + 24 * len(s.labels)),
+    )  # one chart: a step of a page-wide control redraws one chart, not four
+    show_figure(
+        fig,
+        key="sdp_fig_pipeline",
+        looks=[(titles[k], f"sdp.look_{k}") for k in titles],
+        code=attn.attention_steps,
+        max_weight=f"{stats.max_weight:.3f}",
+    )
     c5, c6 = st.columns(2)
     with c5:
         fig = ua.output_heatmap(
@@ -284,23 +288,26 @@ Y_TITLES = {
 }
 
 
-def _dk_figure(e, dk: int, name: str) -> None:
-    ids, extra = DK_FIGURES[name]
+def _dk_figure(e, dk: int) -> None:
+    """The four d_k curves in one figure (cached per seed and language); the current d_k is a
+    marker drawn over it, so moving d_k rebuilds nothing and redraws one chart."""
     values = ua.dk_series(e)
-    fig = ua.line_figure(
-        e.d_k,
-        {t(f"sdp.series_{i}"): values[i] for i in ids},
-        title=t(f"sdp.fig_dk_{name}"),
-        x_title="d_k",
-        y_title=t(Y_TITLES[name]),
-        log_x=True,
-        log_y=extra.get("log_y", False),
-        dashed=tuple(t(f"sdp.series_{i}") for i in extra.get("dashed_ids", ())),
-        hlines={t("sdp.uniform_entropy"): e.log_s} if extra.get("uniform") else None,
-    )  # cached per seed and language: moving d_k moves only the marker drawn over it
-    marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True)))
-    key = f"sdp_fig_dk_{name}"
-    show_figure(fig, key=key, look_for_key=f"sdp.look_dk_{name}", code=attn.dk_experiment, marks=marker)
+    panels = tuple(
+        LinePanel(
+            title=t(f"sdp.fig_dk_{name}"),
+            series={t(f"sdp.series_{i}"): values[i] for i in ids},
+            y_title=t(Y_TITLES[name]),
+            log_y=extra.get("log_y", False),
+            dashed=tuple(t(f"sdp.series_{i}") for i in extra.get("dashed_ids", ())),
+            hlines={t("sdp.uniform_entropy"): e.log_s} if extra.get("uniform") else None,
+        )
+        for name, (ids, extra) in DK_FIGURES.items()
+    )
+    fig = ua.line_panels(e.d_k, panels, x_title="d_k", log_x=True)
+    axes = panel_axes(len(panels))
+    marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True, axes=axes)))
+    looks = [(t(f"sdp.fig_dk_{name}"), f"sdp.look_dk_{name}") for name in DK_FIGURES]
+    show_figure(fig, key="sdp_fig_dk", looks=looks, code=attn.dk_experiment, marks=marker)
 
 
 def dk_section(c: ua.SdpControls) -> None:
@@ -310,10 +317,7 @@ def dk_section(c: ua.SdpControls) -> None:
     st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     with st.spinner(t("sdp.dk_running")):
         e = ua.sdp_dk_experiment(c.seed)
-    for row in (("var", "entropy"), ("max", "grad")):
-        for col, name in zip(st.columns(2), row, strict=True):
-            with col:
-                _dk_figure(e, c.dk, name)
+    _dk_figure(e, c.dk)
     i = list(e.d_k).index(c.dk)
     st.markdown(
         t(

@@ -321,6 +321,8 @@ weights_heatmap = cached_figure(fa.weights_heatmap)
 output_heatmap = cached_figure(fa.output_heatmap)
 qkv_heatmaps = cached_figure(fa.qkv_heatmaps)
 line_figure = cached_figure(fa.line_figure)
+line_panels = cached_figure(fa.line_panels)
+pipeline_heatmaps = cached_figure(fa.pipeline_heatmaps)
 heatmap_row = cached_figure(fa.heatmap_row)
 normaliser_rows = cached_figure(fa.normaliser_rows)
 

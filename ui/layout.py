@@ -126,6 +126,7 @@ def show_figure(
     *,
     key: str,
     look_for_key: str | None = None,
+    looks: Sequence[tuple[str, str]] = (),
     code: CodeArg = None,
     marks: Marks | None = None,
     **kwargs: object,
@@ -139,6 +140,8 @@ def show_figure(
     (``python -m benchmarks show_figure``). ``kwargs`` fill the note's placeholders. ``marks``
     (``ui.plotly_spec.Marks``) are drawn over ``fig`` without rebuilding it: a marker that follows
     a control on a figure cached on its data; the CSV holds ``fig``'s data, the handout the marks too.
+    A figure of several panels gives ``looks`` instead of ``look_for_key``: (panel title, i18n key)
+    pairs, one line of the note each.
     """
     shown = _for_projector(fig) if classroom.presenting() else fig
     chart = marked_spec(shown, marks) if marks is not None else shown
@@ -146,6 +149,9 @@ def show_figure(
     caption = ""
     if look_for_key:
         caption = t(look_for_key, **kwargs)
+    elif looks:
+        caption = "  \n".join(f"**{title}**: {t(key, **kwargs)}" for title, key in looks)
+    if caption:
         st.caption(":material/visibility: " + caption)
     st.download_button(
         t("common.download_csv"),

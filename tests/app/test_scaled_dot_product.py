@@ -33,7 +33,7 @@ def test_renders_in_both_languages(lang):
     assert_clean(at)
     title = at.title[0].value
     assert ("Scaled dot-product" in title) if lang == "en" else ("缩放点积注意力" in title)
-    assert _charts(at) >= 12
+    assert _charts(at) >= 9  # Q/K/V, the pipeline (4 panels), output, d_k (4 panels), 5 in the folds
     m = _metrics(at)
     key = "Largest difference" if lang == "en" else "最大差异"
     assert float(m[key]) < 1e-10  # ours vs torch's built-in on the page's inputs
@@ -135,7 +135,7 @@ def test_tampered_mask_text_warns_and_falls_back(bad):
 def test_odd_url_values_never_break_the_page(params):
     at = open_page(PAGE, params=params)
     assert_clean(at)
-    assert _charts(at) >= 12
+    assert _charts(at) >= 9  # Q/K/V, the pipeline (4 panels), output, d_k (4 panels), 5 in the folds
 
 
 def test_troubleshooting_buttons_set_the_controls():
@@ -232,7 +232,7 @@ def test_page_wide_controls_update_every_section_and_a_url_reproduces_the_view()
     # a page-wide control changes the pipeline, Q/K/V and the troubleshooting weights
     by_hand.radio(key="sdp_mask").set_value("none").run()
     changed = {k for k, v in _specs(by_hand).items() if view[k] != v}
-    assert {"sdp_fig_masked", "sdp_fig_weights", "sdp_fig_trouble_weights"} <= changed
+    assert {"sdp_fig_pipeline", "sdp_fig_trouble_weights"} <= changed
     assert "sdp_fig_nw_normalizers" not in changed
 
 
@@ -241,7 +241,7 @@ def test_qkv_heatmaps_and_one_scale_convention():
     spec = _texts_of(_specs(at)["sdp_fig_qkv"])
     assert "Queries Q (L × 16)" in spec
     assert "Values V (S × 4)" in spec
-    scaled = _texts_of(_specs(at)["sdp_fig_scaled"])
+    scaled = _texts_of(_specs(at)["sdp_fig_pipeline"])
     assert "÷ τ (τ = 4, × 0.25)" in scaled  # the heading's convention: scores ÷ τ, τ = √d_k
     assert any(h.value.startswith("The pipeline: QKᵀ → ÷ τ") for h in at.header)
 
@@ -262,34 +262,36 @@ def test_language_switch_keeps_the_radio_selections(lang):
 
 
 def _dk_markers(at) -> dict[str, list[float]]:
-    """Chart key -> the x of its vertical marker lines, for the four d_k experiment charts."""
-    out = {}
+    """Panel axis -> the x of its vertical marker lines, on the d_k experiment's chart."""
+    out: dict[str, list[float]] = {}
     for chart in at.get("plotly_chart"):
-        key = chart.proto.id.split("-", 2)[-1]
-        if key.startswith("sdp_fig_dk_"):
-            shapes = json.loads(chart.proto.spec)["layout"].get("shapes", [])
-            out[key] = [s["x0"] for s in shapes if s.get("xref") == "x" and s["x0"] == s["x1"]]
+        if chart.proto.id.split("-", 2)[-1] == "sdp_fig_dk":
+            for s in json.loads(chart.proto.spec)["layout"].get("shapes", []):
+                if s["x0"] == s["x1"] and s.get("yref", "").endswith("domain"):
+                    out.setdefault(s["xref"], []).append(s["x0"])
     return out
 
 
-def test_dk_marker_follows_the_slider_on_the_cached_experiment_charts():
-    """d_k moves only the marker drawn over the experiment's charts (cached per seed): every step
-    shows it at the new d_k, once per chart, and the handout's copy of the charts has it too."""
+def test_dk_marker_follows_the_slider_on_the_cached_experiment_chart():
+    """d_k moves only the marker drawn over the experiment's chart (cached per seed): every step
+    shows it at the new d_k, once on each of its four panels, and the handout's copy has it too."""
     from ui.handout import STATE_KEY
 
     def figures_shown() -> dict[str, object]:  # chart key -> the figure object drawn (under its marks)
         items = at.session_state[STATE_KEY].items.values()
-        return {key: obj[0] for _, key, obj, *_ in items if key.startswith("sdp_fig_dk_")}
+        return {key: obj[0] for _, key, obj, *_ in items if key.startswith("sdp_fig_dk")}
 
+    panels = ("x", "x2", "x3", "x4")
     at = open_page(PAGE, params={"sdp_dk": "16"})
     assert_clean(at)
-    assert _dk_markers(at) == {f"sdp_fig_dk_{n}": [16] for n in ("var", "entropy", "max", "grad")}
+    assert _dk_markers(at) == {axis: [16] for axis in panels}
     before = figures_shown()
     at.select_slider(key="sdp_dk").set_value(128).run()
     assert_clean(at)
-    assert _dk_markers(at) == {f"sdp_fig_dk_{n}": [128] for n in ("var", "entropy", "max", "grad")}
+    assert _dk_markers(at) == {axis: [128] for axis in panels}
     after = figures_shown()
-    assert len(after) == 4
-    assert all(after[key] is before[key] for key in after)  # the same figures: not rebuilt
+    assert list(after) == ["sdp_fig_dk"]
+    assert after["sdp_fig_dk"] is before["sdp_fig_dk"]  # the same figure: not rebuilt
     items = {item.key: item for item in at.session_state[STATE_KEY].snapshot()}
-    assert [s.x0 for s in items["sdp_fig_dk_var"].figure.layout.shapes if s.xref == "x"] == [128]
+    marks = [(s.xref, s.x0) for s in items["sdp_fig_dk"].figure.layout.shapes if s.x0 == s.x1]
+    assert sorted(marks) == [(axis, 128) for axis in panels]

@@ -24,18 +24,18 @@ CUSTOM = "custom%20(editor)"  # a bound radio writes its displayed label into th
 def test_page_renders_its_charts(page, lang):
     page.open("scaled-dot-product", lang=lang)
     assert_no_exception(page)
-    assert wait_for_charts(page, 12) >= 12
+    assert wait_for_charts(page, 9) >= 9
     heading = page.locator("h1").first.inner_text()
     assert ("Scaled dot-product" in heading) if lang == "en" else ("缩放点积注意力" in heading)
 
 
 def test_a_mask_toggle_changes_the_heatmap_and_the_url(page):
     page.open("scaled-dot-product", lang="en", sdp_mask=CUSTOM, sdp_len="4")
-    wait_for_charts(page, 12)
+    wait_for_charts(page, 9)
     editor = page.locator('[data-testid="stDataFrame"]').first
     editor.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
-    masked = page.locator(".st-key-sdp_fig_masked")
+    masked = page.locator(".st-key-sdp_fig_pipeline")  # its third panel: the masked scores
     before = masked.inner_html()
     assert "Current mask text: 1-3-7-f" in page.locator("body").inner_text()
     # tick query 0 -> key 3 (the last column of the first row): causal row "1" becomes "9"
@@ -56,7 +56,7 @@ def test_a_mask_toggle_changes_the_heatmap_and_the_url(page):
 
 def test_a_tampered_mask_warns_in_the_browser(page):
     page.open("scaled-dot-product", lang="en", sdp_mask=CUSTOM, sdp_cmask="not-a-mask")
-    wait_for_charts(page, 12)
+    wait_for_charts(page, 9)
     assert page.locator('[data-testid="stAlertContentWarning"]').count() >= 1
     assert "Falling back to the causal mask" in page.locator("body").inner_text()
     assert_no_exception(page)

@@ -1,0 +1,78 @@
+"""figures.attention's multi-panel figures: the pipeline heatmaps and the d_k line panels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from figures.attention import LinePanel, line_panels, panel_axes, pipeline_heatmaps, vline_marks
+
+
+def _domain(fig: go.Figure, axis: str) -> tuple[float, float]:
+    return tuple(fig.layout[axis].domain)
+
+
+def test_pipeline_panels_keep_their_own_scales_and_colour_bars():
+    raw = np.array([[3.0, -1.0], [0.5, 2.0]])
+    masked = np.array([[0.3, -math.inf], [0.05, 0.2]])
+    weights = np.array([[1.0, 0.0], [0.4, 0.6]])
+    fig = pipeline_heatmaps(
+        [
+            ("raw", raw, "scores"),
+            ("scaled", raw / 10, "scores"),
+            ("masked", masked, "scores"),
+            ("w", weights, "weights"),
+        ],
+        x_labels=["a", "b"],
+        y_labels=["a", "b"],
+        x_title="key",
+        y_title="query",
+    )
+    assert [tr.xaxis for tr in fig.data] == ["x", "x2", "x3", "x4"]
+    assert [a.text for a in fig.layout.annotations] == ["raw", "scaled", "masked", "w"]
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (-3.0, 3.0)  # each scores panel its own range
+    assert (fig.data[1].zmin, fig.data[1].zmax) == (-0.3, 0.3)
+    assert (fig.data[3].zmin, fig.data[3].zmax) == (0.0, 1.0)
+    assert math.isnan(fig.data[2].z[0][1])  # a masked cell is blank ...
+    assert fig.data[2].text[0][1] == "−∞"  # ... and says why
+    for k, (trace, suffix) in enumerate(zip(fig.data, panel_axes(4), strict=True)):
+        x0, x1 = _domain(fig, f"xaxis{suffix}")
+        y0, y1 = _domain(fig, f"yaxis{suffix}")
+        assert x1 < trace.colorbar.x < x1 + 0.05  # beside its own panel
+        assert y0 < trace.colorbar.y < y1
+        assert fig.layout[f"yaxis{suffix}"].autorange == "reversed"  # first query on top
+        if k % 2 == 1:  # the right column starts after the left column's colour bar
+            assert x0 > fig.data[k - 1].colorbar.x + 0.03
+    top, bottom = _domain(fig, "yaxis"), _domain(fig, "yaxis3")
+    assert bottom[1] < top[0]
+
+
+def test_line_panels_have_one_legend_each_under_their_panel_and_a_marker_on_every_panel():
+    d_k = np.array([1.0, 4.0, 16.0, 64.0])
+    panels = [
+        LinePanel("var", {"measured": d_k * 1.1, "theory": d_k}, "variance", log_y=True, dashed=("theory",)),
+        LinePanel("entropy", {"scaled": np.full(4, 2.0)}, "nats", hlines={"uniform": 2.77}),
+        LinePanel("max", {"unscaled": np.linspace(0.2, 0.9, 4)}, "weight"),
+    ]
+    fig = line_panels(d_k, panels, x_title="d_k", log_x=True)
+    assert [tr.legend for tr in fig.data] == ["legend", "legend", "legend2", "legend3"]
+    assert [tr.yaxis for tr in fig.data] == ["y", "y", "y2", "y3"]
+    assert fig.data[1].line.dash == "dash"
+    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis2.type != "log"
+    for legend, suffix in zip(("legend", "legend2", "legend3"), panel_axes(3), strict=True):
+        y0, _ = _domain(fig, f"yaxis{suffix}")
+        assert fig.layout[legend].y < y0  # under its own panel
+        assert fig.layout[legend].x == _domain(fig, f"xaxis{suffix}")[0]
+    (hline,) = fig.layout.shapes
+    assert (hline.yref, hline.y0, hline.xref) == ("y2", 2.77, "x2 domain")
+    shapes, notes = vline_marks(16, "now", log_x=True, axes=panel_axes(3))
+    assert [(s["xref"], s["x0"], s["yref"]) for s in shapes] == [
+        ("x", 16, "y domain"),
+        ("x2", 16, "y2 domain"),
+        ("x3", 16, "y3 domain"),
+    ]
+    assert [n["x"] for n in notes] == [math.log10(16)] * 3  # a log axis takes an annotation in log10
+    go.Figure(fig).update_layout(shapes=shapes, annotations=notes)  # valid Plotly layout
