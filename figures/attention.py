@@ -14,6 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    COLORBAR_MARGIN,
+    MARGIN_BOTTOM,
+    MARGIN_LEFT,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
@@ -50,7 +53,7 @@ def _legend_below(fig: go.Figure) -> go.Figure:
     """Legend under the plot, so long series names never collide with the title."""
     fig.update_layout(
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-        margin={"b": 120},
+        margin={"b": 130},
         height=fig.layout.height + 70,
     )
     return fig
@@ -236,7 +239,7 @@ def line_figure(
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
     }
     fig = base_layout(go.Figure(data=traces, layout=layout), title=title, height=height + 70)
-    fig.update_layout(margin={"b": 120})
+    fig.update_layout(margin={"b": 130})
     return fig
 
 
@@ -340,7 +343,7 @@ def line_panels(
         layout[legend] = {"orientation": "v", "xanchor": "left", "x": x0, "yanchor": "top",
                           "y": y0 - 62 / area, "xref": "paper", "yref": "paper"}  # fmt: skip
     layout |= {"shapes": shapes, "height": area + top + bottom,
-               "margin": {"l": 60, "r": 20, "t": top, "b": bottom}}  # fmt: skip
+               "margin": {"l": MARGIN_LEFT, "r": 20, "t": top, "b": bottom}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -370,7 +373,7 @@ def pipeline_heatmaps(
     One chart instead of four: a step of a page-wide control redraws one chart in the browser.
     """
     rows = -(-len(panels) // cols)
-    gap_px, top, bottom = 100, 40, 50  # between rows: x ticks and title, the next panel's title
+    gap_px, top, bottom = 100, 40, MARGIN_BOTTOM  # between rows: x ticks and title, the next panel's title
     area = rows * panel_height + (rows - 1) * gap_px
     layout, axes = grid_layout(rows, cols, titles=[p[0] for p in panels], horizontal_spacing=0.16,
                                vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
@@ -407,7 +410,7 @@ def pipeline_heatmaps(
             "title": {"text": y_title if k % cols == 0 else ""},
         }
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
-    layout |= {"height": area + top + bottom, "margin": {"l": 60, "r": 50, "t": top, "b": bottom}}
+    layout |= {"height": area + top + bottom, "margin": {"l": MARGIN_LEFT, "r": 80, "t": top, "b": bottom}}
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -449,7 +452,8 @@ def heatmap_row(
         layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "title": {"text": y_title if i == 0 else ""}}
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
     layout |= {"title": {"text": title}, "height": height,
-               "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50}}  # fmt: skip
+               "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
+                          "b": MARGIN_BOTTOM}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -496,7 +500,7 @@ def qkv_heatmaps(
         },
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -598,7 +602,7 @@ def side_by_side(
     layout |= {
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
     }
     return go.Figure({"data": data, "layout": layout})
 

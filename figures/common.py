@@ -17,6 +17,16 @@ SIGNED_COLORSCALE = "RdBu_r"
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
 BASE_FONT_SIZE = 15
+#: House margins (px) roomy enough for the tick labels and axis titles at the house font size, and
+#: for a colour bar on the right. Plotly grows a margin that is too small for what is drawn in it
+#: and then draws the whole figure a second time (``margin.autoexpand``): twice the browser's work
+#: on every redraw. These are the sizes it grew the app's figures to (measured in Chromium), so it
+#: seldom has to (``tests/e2e/test_margins.py``).
+MARGIN_LEFT = 85
+MARGIN_BOTTOM = 75
+COLORBAR_MARGIN = 120
+#: Left margin for token labels on a y axis (multi-head's maps).
+TOKEN_MARGIN = 115
 
 #: Name of the house template (plotly_white, large fonts, legend on top), registered once below.
 HOUSE_TEMPLATE = "attention_house"
@@ -148,7 +158,7 @@ def base_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) 
     fig.update_layout(
         title=title,
         height=height,
-        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        margin={"l": MARGIN_LEFT, "r": 20, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
     )
     return fig
 
@@ -238,6 +248,6 @@ def heatmap(
         "xaxis": {"title": {"text": x_title}, **(x_axis or {})},
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
     }
     return go.Figure({"data": [trace], "layout": layout})

@@ -57,7 +57,7 @@ LOG_TICKS = (
 
 def _below(fig: go.Figure, title: str | None, height: int) -> go.Figure:
     base_layout(fig, title=title, height=height)
-    fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 40})
+    fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 140})  # the legend's room (a grown margin redraws)
     return fig
 
 

@@ -11,11 +11,24 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, grid_layout, log_axis
+from figures.common import (
+    COLORBAR_MARGIN,
+    MARGIN_BOTTOM,
+    MARGIN_LEFT,
+    PALETTE,
+    SIGNED_COLORSCALE,
+    WEIGHT_COLORSCALE,
+    base_layout,
+    grid_layout,
+    log_axis,
+)
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0})
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        margin={"b": 150},  # the legend's room: a margin Plotly must grow draws the figure twice
+    )
     return fig
 
 
@@ -193,7 +206,8 @@ def matrices_row(
                                      "title": {"text": y_title if i == 0 else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
     layout |= {"title": {"text": title}, "height": height,
-               "margin": {"l": 60, "r": 20, "t": 60 if title else 30, "b": 50}}  # fmt: skip
+               "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
+                          "b": MARGIN_BOTTOM}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
 

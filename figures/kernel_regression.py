@@ -14,6 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    MARGIN_BOTTOM,
+    MARGIN_LEFT,
     PALETTE,
     WEIGHT_COLORSCALE,
     base_layout,
@@ -137,7 +139,12 @@ def fit_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 90, "b": 50},  # room for the title above the legend
+        "margin": {
+            "l": MARGIN_LEFT,
+            "r": 20,
+            "t": 90,
+            "b": MARGIN_BOTTOM,
+        },  # room for the title above the legend
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -265,7 +272,12 @@ def attention_row_figure(
         "shapes": shapes,
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 100, "b": 50},  # room for the title above the legend
+        "margin": {
+            "l": MARGIN_LEFT,
+            "r": 20,
+            "t": 100,
+            "b": MARGIN_BOTTOM,
+        },  # room for the title above the legend
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -449,7 +461,12 @@ def cv_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 100, "b": 50},  # room for the title above the legend
+        "margin": {
+            "l": MARGIN_LEFT,
+            "r": 20,
+            "t": 100,
+            "b": MARGIN_BOTTOM,
+        },  # room for the title above the legend
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -519,7 +536,7 @@ def sweep_figure(
         "title": {"text": title},
         "height": height,
         # legend under the panels, so that it never covers the panel titles
-        "margin": {"l": 60, "r": 20, "t": 90, "b": 110},
+        "margin": {"l": MARGIN_LEFT, "r": 20, "t": 90, "b": 110},
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
     }
     return go.Figure({"data": data, "layout": layout})

@@ -13,7 +13,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, SIGNED_COLORSCALE, WEIGHT_COLORSCALE, base_layout, grid_layout, heatmap
+from figures.common import (
+    COLORBAR_MARGIN,
+    MARGIN_LEFT,
+    PALETTE,
+    SIGNED_COLORSCALE,
+    TOKEN_MARGIN,
+    WEIGHT_COLORSCALE,
+    base_layout,
+    grid_layout,
+    heatmap,
+)
 
 #: Heads per row of the head grid.
 GRID_COLUMNS_FEW = 4
@@ -85,7 +95,7 @@ def head_grid(
                       "colorbar": {"title": {"text": colorbar_title}}},
         "title": {"text": title},
         "height": max(360, 90 + per_row * rows),
-        "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+        "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": 105},
     }  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
@@ -139,7 +149,7 @@ def concat_heatmap(
         xaxis={"tick0": 0, "dtick": max(1, math.ceil(concat.shape[1] / 12))},  # whole columns only
         shapes=shapes,
         annotations=notes,
-        margin={"t": 90},
+        margin={"t": 90, "l": TOKEN_MARGIN},
     )
     return fig
 
@@ -182,7 +192,7 @@ def head_bars(
     layout |= {
         "height": 430,
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 100},
+        "margin": {"l": MARGIN_LEFT, "r": 20, "t": 30, "b": 110},
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -441,6 +451,6 @@ def permutation_grid(
                        "colorbar": {"title": {"text": colorbar_titles[1]}, "y": 0.22, **bar}},
         "title": {"text": title},
         "height": 300 + 330 * (n - 1) + 120,
-        "margin": {"l": 60, "r": 110, "t": 60, "b": 50},
+        "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": 105},
     }  # fmt: skip
     return go.Figure({"data": data, "layout": layout})

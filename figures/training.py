@@ -16,7 +16,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.common import BASE_FONT_SIZE, PALETTE, WEIGHT_COLORSCALE, base_layout, log_axis
+from figures.common import (
+    BASE_FONT_SIZE,
+    COLORBAR_MARGIN,
+    MARGIN_BOTTOM,
+    MARGIN_LEFT,
+    PALETTE,
+    WEIGHT_COLORSCALE,
+    base_layout,
+    log_axis,
+)
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
 BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
@@ -38,7 +47,7 @@ def _light_layout(title: str | None, height: int) -> dict:
         "title": {"text": title} if title else None,
         "height": height,
         "font": {"size": BASE_FONT_SIZE},
-        "margin": {"l": 60, "r": 20, "t": 70 if title else 30, "b": 50},
+        "margin": {"l": MARGIN_LEFT, "r": 20, "t": 70 if title else 30, "b": MARGIN_BOTTOM},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
     }
 
@@ -123,7 +132,7 @@ def loss_curves(
         )
     layout = _light_layout(title, height)
     layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0}
-    layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 130}
+    layout["margin"] = {"l": MARGIN_LEFT, "r": 20, "t": 60, "b": 130}
     layout["xaxis"] = {"title": {"text": x_title}, "range": [-0.3, max_epochs + 0.3]}
     layout["yaxis"] = {"title": {"text": y_title}, "type": "log" if log_y else "linear"}
     if log_y:  # every tick labelled with its full value (Plotly would print bare "2", "5")
@@ -238,7 +247,7 @@ def attention_heads(
         }
     )
     layout["annotations"] = annotations
-    layout["margin"] = {"l": 70, "r": 20, "t": 90, "b": 60}
+    layout["margin"] = {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 90, "b": 60}
     layout["coloraxis"] = {
         "colorscale": WEIGHT_COLORSCALE,
         "cmin": 0.0,

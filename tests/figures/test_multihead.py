@@ -83,7 +83,7 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
     add_annotation calls build on the same heatmap (for few heads, and past the 16-label limit)."""
     import json
 
-    from figures.common import heatmap
+    from figures.common import TOKEN_MARGIN, heatmap
 
     for heads, width in ((3, 4), (12, 2), (20, 1)):
         concat = np.random.default_rng(heads).normal(size=(6, heads * width))
@@ -106,5 +106,5 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
                 x=h * width + (width - 1) / 2, y=1.0, yref="paper", yanchor="bottom", text=titles[h],
                 showarrow=False, font={"size": 13},
             )  # fmt: skip
-        ref.update_layout(margin={"t": 90})
+        ref.update_layout(margin={"t": 90, "l": TOKEN_MARGIN})
         assert json.loads(fig.to_json()) == json.loads(ref.to_json())
