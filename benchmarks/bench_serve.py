@@ -352,6 +352,16 @@ def verdict(main_runs: dict[int, Measurement], sweep: Sequence[Measurement], use
             f"{_s(two.p95_s)} s vs {_s(one.p95_s)} s ({'equal or better' if p95_ok else 'WORSE'}): "
             f"{'PASS' if ok else 'FAIL'}"
         )
+        if one.replicas_cpu_s and two.replicas_cpu_s:
+            # Reruns per CPU-second of the replicas: equal means they scale with the cores they
+            # get, so a ratio short of the target is the machine's cores, not the serving.
+            eff1 = one.reruns_per_s * one.seconds / one.replicas_cpu_s
+            eff2 = two.reruns_per_s * two.seconds / two.replicas_cpu_s
+            lines.append(
+                f"  cores the replicas used: {one.replicas_cpu_s / one.seconds:.2f} (1 replica) vs "
+                f"{two.replicas_cpu_s / two.seconds:.2f} (2 replicas); reruns per replica CPU-second "
+                f"{eff1:.3f} vs {eff2:.3f} ({eff2 / eff1:.2f}x)"
+            )
         if one.reruns_per_s >= offered / TARGET_RATIO:
             lines.append(
                 f"  note: one replica already served {one.reruns_per_s:.2f} of at most {offered:.1f} "
