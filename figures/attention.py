@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    BASE_FONT_SIZE,
     COLORBAR_MARGIN,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
@@ -312,7 +313,7 @@ def line_panels(
         panels: the panels, in reading order.
     """
     rows = -(-len(panels) // cols)
-    gap_px, top, bottom = 165, 40, 150  # under each panel: its x ticks, x title and legend
+    gap_px, top, bottom = 185, 40, 170  # under each panel: its x ticks, x title and legend
     area = rows * panel_height + (rows - 1) * gap_px  # the plot area's height in pixels
     layout, axes = grid_layout(rows, cols, titles=[p.title for p in panels], horizontal_spacing=0.1,
                                vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
@@ -340,8 +341,16 @@ def line_panels(
         layout[f"yaxis{suffix}"] |= {"title": {"text": panel.y_title},
                                      **(log_axis(*panel.series.values()) if panel.log_y else {})}  # fmt: skip
         x0, y0 = layout[f"xaxis{suffix}"]["domain"][0], layout[f"yaxis{suffix}"]["domain"][0]
-        layout[legend] = {"orientation": "v", "xanchor": "left", "x": x0, "yanchor": "top",
-                          "y": y0 - 62 / area, "xref": "paper", "yref": "paper"}  # fmt: skip
+        layout[legend] = {
+            "orientation": "v",
+            "xanchor": "left",
+            "x": x0,
+            "yanchor": "top",
+            "y": y0 - 62 / area,
+            "xref": "paper",
+            "yref": "paper",
+            "font": {"size": BASE_FONT_SIZE},
+        }  # fmt: skip (one size for all: Streamlit's theme styles only the first)
     layout |= {"shapes": shapes, "height": area + top + bottom,
                "margin": {"l": MARGIN_LEFT, "r": 20, "t": top, "b": bottom}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})

@@ -57,11 +57,12 @@ def _register_house_template() -> None:
         house.layout[part] = None
     house.layout.font = {"size": BASE_FONT_SIZE}
     house.layout.legend = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0}
-    # Plotly's toolbar appears at the top right on hover: titles start at the left edge of the
-    # plot and the toolbar stands vertically at the right edge, so it never covers a title.
+    # Plotly's toolbar appears at the top right on hover: titles start at the chart's left edge
+    # (the whole width is theirs: a long title in a half-width chart is not cut at the plot's
+    # margin) and the toolbar stands vertically at the right edge, so it never covers a title.
     # The title hangs from the top edge, clear of a legend drawn just above the plot.
-    house.layout.title = {"x": 0, "xanchor": "left", "xref": "paper", "y": 1, "yref": "container",
-                          "yanchor": "top", "pad": {"t": 12}}  # fmt: skip
+    house.layout.title = {"x": 0, "xanchor": "left", "xref": "container", "y": 1, "yref": "container",
+                          "yanchor": "top", "pad": {"t": 12, "l": 12}}  # fmt: skip
     house.layout.modebar = {"orientation": "v"}
     pio.templates[HOUSE_TEMPLATE] = house
     pio.templates.default = HOUSE_TEMPLATE

@@ -118,6 +118,10 @@ def _for_projector(fig: go.Figure) -> go.Figure:
     """
     big = go.Figure(fig)
     big.update_layout(font={"size": PROJECTOR_FONT_SIZE})
+    legends = big.layout.to_plotly_json()  # legends with a size of their own (one per panel) grow too
+    sized = [k for k, v in legends.items() if k.startswith("legend") and (v.get("font") or {}).get("size")]
+    if sized:
+        big.update_layout({k: {"font": {"size": PROJECTOR_FONT_SIZE}} for k in sized})
     return big
 
 
