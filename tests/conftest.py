@@ -19,6 +19,14 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
+# Importing Streamlit makes its own Plotly template the default (``streamlit.elements.plotly_chart``);
+# the app imports Streamlit first and ``figures`` after it, which sets the house template. Tests
+# do the same here, so a test module that imports Streamlit after one that imported ``figures``
+# cannot swap the template under the next one.
+import streamlit  # noqa: E402, F401
+
+import figures.common  # noqa: E402, F401
+
 
 @pytest.fixture(scope="session")
 def browser():
