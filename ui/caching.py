@@ -105,7 +105,7 @@ class LruCache:
         self._fn, self._max, self._copy, self._fallback = fn, max_entries, copy, fallback
         self._entries: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
-        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
+        self._stripes = [threading.RLock() for _ in range(_STRIPES)]  # re-entrant: a call may nest
         self.hits = self.misses = 0
         functools.update_wrapper(self, fn)
 
@@ -148,10 +148,10 @@ class LruCache:
         return len(self._entries)
 
 
-#: (module, qualified name, bytecode, copy) -> its cache: a function defined again (a module run
+#: (module, qualified name, bytecode and constants, copy) -> its cache: a function defined again (a module run
 #: again) keeps its cache, as Streamlit's caches do; changed code gets a new one. Closures (whose
 #: captured cells may differ between definitions) always get their own.
-_REGISTRY: dict[tuple[str, str, bytes, bool], LruCache] = {}
+_REGISTRY: dict[tuple[str, str, bytes, tuple, bool], LruCache] = {}
 _registry_lock = threading.Lock()
 
 
@@ -161,7 +161,7 @@ def _cache(
     code = getattr(fn, "__code__", None)
     if code is None or getattr(fn, "__closure__", None):  # a closure's cells may differ: its own cache
         return LruCache(fn, max_entries, copy=copy, fallback=fallback())
-    key = (fn.__module__, fn.__qualname__, code.co_code, copy)
+    key = (fn.__module__, fn.__qualname__, code.co_code, code.co_consts, copy)
     with _registry_lock:
         if key not in _REGISTRY:
             _REGISTRY[key] = LruCache(fn, max_entries, copy=copy, fallback=fallback())

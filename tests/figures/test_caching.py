@@ -126,3 +126,18 @@ def test_a_function_defined_again_keeps_its_cache():
         made.append(caching.data(max_entries=4)(scope["double"]))
     assert made[0](3) == made[1](3) == 6
     assert calls == [3]
+
+
+def test_a_cached_function_may_call_itself():
+    """Computing a key holds a lock: a nested call of the same function (on any key) must not wait
+    for itself."""
+
+    @caching.data(max_entries=64)
+    def fib(n: int) -> int:
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    result: list[int] = []
+    th = threading.Thread(target=lambda: result.append(fib(70)), daemon=True)
+    th.start()
+    th.join(timeout=10)
+    assert result == [190392490709135]
