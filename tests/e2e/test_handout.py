@@ -75,7 +75,7 @@ def test_handout_follows_a_fragment_rerun(page, tmp_path):
     thumb.focus()
     thumb.press("End")  # the largest m: 2048
     page.wait_for_function(
-        "document.querySelector('.st-key-ka_fig_rff_fit .gtitle').textContent.includes('m = 2048 ')",
+        "document.querySelector('.st-key-ka_fig_rff_fit .gtitle')?.textContent.includes('m = 2048 ')",
         timeout=RUN_TIMEOUT_MS,
     )
     wait_for_app(page)

@@ -49,7 +49,7 @@ def test_moving_m_changes_the_fit(page):
     thumb.press("End")  # the largest m: 2048
     wait_for_app(page)
     page.wait_for_function(
-        f"document.querySelector('{FIT} .gtitle').textContent.includes('m = 2048 ')", timeout=RUN_TIMEOUT_MS
+        f"document.querySelector('{FIT} .gtitle')?.textContent.includes('m = 2048 ')", timeout=RUN_TIMEOUT_MS
     )
     assert fit_path(page) != before
     assert "ka_m=2048" in page.url

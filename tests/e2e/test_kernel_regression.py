@@ -50,7 +50,7 @@ def test_page_loads_and_the_bandwidth_changes_the_fit(page):
     thumb.press("End")  # the largest bandwidth: 3
     wait_for_app(page)
     page.wait_for_function(
-        f"document.querySelector('{CHARTS} .gtitle').textContent.includes('h = 3)')", timeout=RUN_TIMEOUT_MS
+        f"document.querySelector('{CHARTS} .gtitle')?.textContent.includes('h = 3)')", timeout=RUN_TIMEOUT_MS
     )
     assert fit_path(page) != before
     assert "kr_h=3" in page.url
@@ -64,7 +64,7 @@ def test_odd_url_values_and_the_h_star_button(page):
     page.get_by_role("button", name="Set h to h*").click()
     wait_for_app(page)
     page.wait_for_function(
-        f"document.querySelector('{CHARTS} .gtitle').textContent.includes('h = 0.16)')",
+        f"document.querySelector('{CHARTS} .gtitle')?.textContent.includes('h = 0.16)')",
         timeout=RUN_TIMEOUT_MS,
     )
     assert_no_exception(page)
