@@ -655,6 +655,11 @@ class FeatureComparison:
     negative_share: np.ndarray
     near_zero_share: np.ndarray
 
+    @property
+    def sqrt_m_reference(self) -> np.ndarray:
+        """(M,) the Monte-Carlo rate 1/√m through the first kind's error at the largest m."""
+        return self.error[0, -1] * np.sqrt(self.m[-1] / self.m)
+
 
 @functools.lru_cache(maxsize=32)  # one comparison's kinds x m values; ~10 MB at m <= 512, D <= 32
 def _stacked_directions(

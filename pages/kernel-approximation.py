@@ -190,6 +190,29 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     st.markdown(t("ka.features_body"))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
+    _best_features_question(cmp, names)
+    a, b = st.columns(2)
+    with a:
+        series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
+        series[t("ka.series_sqrt_m")] = cmp.sqrt_m_reference
+        fig = fk.loglog_figure(
+            cmp.m,
+            series,
+            title=t("ka.fig_feature_error"),
+            x_title=t("ka.axis_m"),
+            y_title=t("ka.axis_rel_error"),
+            dashed=(t("ka.series_sqrt_m"),),
+        )
+        show_figure(
+            fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
+        )
+    with b:
+        _denominators_figure(cmp)
+    st.markdown(t("ka.features_why"))
+
+
+def _best_features_question(cmp, names: dict[str, str]) -> None:
+    """Which features approximate best at the largest m? Answered by the error chart's last points."""
     best = min(range(len(cmp.kinds)), key=lambda i: cmp.error[i, -1])
     questions.ask(
         "ka_best_features",
@@ -203,39 +226,24 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
             "errors": ", ".join(f"{names[k]} {cmp.error[i, -1]:.3f}" for i, k in enumerate(cmp.kinds)),
         },
     )
-    a, b = st.columns(2)
-    with a:
-        series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
-        series[t("ka.series_sqrt_m")] = cmp.error[0, -1] * (cmp.m[-1] / cmp.m) ** 0.5
-        fig = fk.loglog_figure(
-            cmp.m,
-            series,
-            title=t("ka.fig_feature_error"),
-            x_title=t("ka.axis_m"),
-            y_title=t("ka.axis_rel_error"),
-            dashed=(t("ka.series_sqrt_m"),),
-        )
-        show_figure(
-            fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
-        )
-    with b:
-        trig = cmp.kinds.index("trigonometric")
-        pos = cmp.kinds.index("positive_iid")
-        fig = fk.share_figure(
-            cmp.m,
-            {
-                t("ka.series_trig_negative"): cmp.negative_share[trig],
-                t("ka.series_trig_near_zero"): cmp.near_zero_share[trig],
-                t("ka.series_pos_near_zero"): cmp.near_zero_share[pos],
-            },
-            title=t("ka.fig_denominators"),
-            x_title=t("ka.axis_m"),
-            y_title=t("ka.axis_share"),
-        )
-        show_figure(
-            fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features
-        )
-    st.markdown(t("ka.features_why"))
+
+
+def _denominators_figure(cmp) -> None:
+    """How often the estimated softmax denominator is negative or near zero, against m."""
+    trig = cmp.kinds.index("trigonometric")
+    pos = cmp.kinds.index("positive_iid")
+    fig = fk.share_figure(
+        cmp.m,
+        {
+            t("ka.series_trig_negative"): cmp.negative_share[trig],
+            t("ka.series_trig_near_zero"): cmp.near_zero_share[trig],
+            t("ka.series_pos_near_zero"): cmp.near_zero_share[pos],
+        },
+        title=t("ka.fig_denominators"),
+        x_title=t("ka.axis_m"),
+        y_title=t("ka.axis_share"),
+    )
+    show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features)
 
 
 @st.fragment

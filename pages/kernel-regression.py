@@ -74,8 +74,12 @@ def data_controls() -> kr.PageData:
         where=sb,
     )
     seed = controls.seed("kr_seed", where=sb)
-    builtin = kr.synthetic(int(n), float(noise), int(seed), str(target))
+    return uploaded_data(kr.synthetic(int(n), float(noise), int(seed), str(target)))
 
+
+def uploaded_data(builtin: kr.PageData) -> kr.PageData:
+    """Sidebar: the CSV upload. Returns its data, or ``builtin`` without a file (or a bad one)."""
+    sb = st.sidebar
     sb.subheader(t("kr.upload_header"))
     upload = sb.file_uploader(t("kr.upload"), key="kr_upload", help=t("kr.upload_help", max=kr.MAX_N))
     if upload is None:
@@ -122,31 +126,27 @@ def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float
         format_func=kr.fmt_h,
         where=c2,
     )
+    return str(kernel), float(h), query_control(data, xq_key, where=c3), h_key, grid
+
+
+def query_control(data: kr.PageData, key: str, *, where) -> float:
+    """The x* slider: over the built-in x range, or over an uploaded file's own x range."""
     if data.uploaded:
         lo, hi = float(data.x[0]), float(data.x[-1])
-        step = float(f"{(hi - lo) / 200:.2g}")
-        xq = controls.slider(
-            "kr.query",
-            key=xq_key,
-            min_value=lo,
-            max_value=hi,
-            value=lo + (hi - lo) * 0.6,
-            step=step,
-            help_key="kr.query_help",
-            where=c3,
-        )
+        low, high, value, step = lo, hi, lo + (hi - lo) * 0.6, float(f"{(hi - lo) / 200:.2g}")
     else:
-        xq = controls.slider(
-            "kr.query",
-            key=xq_key,
-            min_value=X_LOW,
-            max_value=X_HIGH,
-            value=0.5,
-            step=0.05,
-            help_key="kr.query_help",
-            where=c3,
-        )
-    return str(kernel), float(h), float(xq), h_key, grid
+        low, high, value, step = X_LOW, X_HIGH, 0.5, 0.05
+    xq = controls.slider(
+        "kr.query",
+        key=key,
+        min_value=low,
+        max_value=high,
+        value=value,
+        step=step,
+        help_key="kr.query_help",
+        where=where,
+    )
+    return float(xq)
 
 
 def formula_and_mapping(kernel: str) -> None:

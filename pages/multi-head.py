@@ -81,13 +81,7 @@ def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
             warn_refused=False,  # said below, with the head counts this d_model allows
         )
     )
-    # Streamlit already fell back to the default; say so once (the URL keeps the old value
-    # until the control is touched, and the warning should not repeat on every rerun).
-    stale = (requested, d_model, dims)
-    invalid = requested is not None and requested not in {str(o) for o in options}
-    if invalid and st.session_state.get("_mh_heads_warned") != stale:
-        st.session_state["_mh_heads_warned"] = stale
-        st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=n_heads))
+    _warn_refused_heads(requested, options, d_model, dims, n_heads)
     if dims != "custom":
         c4.markdown(f"**{t('mh.per_head')}**")
         c4.markdown(f"d_k = d_v = d_model / H = {d_model // n_heads}")
@@ -95,6 +89,19 @@ def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
     d_k = int(controls.slider("mh.d_k", key="mh_dk", min_value=1, max_value=64, value=8, step=1, where=c4))
     d_v = int(controls.slider("mh.d_v", key="mh_dv", min_value=1, max_value=64, value=8, step=1, where=c4))
     return d_model, n_heads, d_k, d_v
+
+
+def _warn_refused_heads(
+    requested: str | None, options: list[int], d_model: int, dims: str, used: int
+) -> None:
+    """A linked head count this d_model does not allow: Streamlit already fell back to the default;
+    say so once (the URL keeps the old value until the control is touched, and the warning should
+    not repeat on every rerun)."""
+    stale = (requested, d_model, dims)
+    invalid = requested is not None and requested not in {str(o) for o in options}
+    if invalid and st.session_state.get("_mh_heads_warned") != stale:
+        st.session_state["_mh_heads_warned"] = stale
+        st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=used))
 
 
 def controls_section() -> mh.LayerSpec:
@@ -171,23 +178,28 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
         concat, key="mh_fig_concat", look_for_key="mh.look_concat", code=MultiHeadAttention.forward_trace
     )
     if H > 1:
-        entropy = view.normalized_entropy
-        sharpest = min(range(H), key=lambda h: entropy[h])  # the lowest bar of the chart below
-        questions.ask(
-            "mh_sharpest",
-            prompt_key="q.mh_sharp_prompt",
-            prompt_kwargs={"H": H},
-            answer=sharpest + 1,
-            min_value=1,
-            max_value=H,
-            explain_key="q.mh_sharp_explain",
-            explain_kwargs={
-                "head": sharpest + 1,
-                "entropy": f"{entropy[sharpest]:.2f}",
-                "support": f"{view.support[sharpest]:.1f}",
-            },
-        )
+        _sharpest_question(view, H)
     _head_bars(view, short)
+
+
+def _sharpest_question(view, H: int) -> None:
+    """Which head is sharpest? Answered by the lowest bar of the entropy chart below."""
+    entropy = view.normalized_entropy
+    sharpest = min(range(H), key=lambda h: entropy[h])
+    questions.ask(
+        "mh_sharpest",
+        prompt_key="q.mh_sharp_prompt",
+        prompt_kwargs={"H": H},
+        answer=sharpest + 1,
+        min_value=1,
+        max_value=H,
+        explain_key="q.mh_sharp_explain",
+        explain_kwargs={
+            "head": sharpest + 1,
+            "entropy": f"{entropy[sharpest]:.2f}",
+            "support": f"{view.support[sharpest]:.1f}",
+        },
+    )
 
 
 def _head_bars(view, short: tuple[str, ...]) -> None:

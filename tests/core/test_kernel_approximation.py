@@ -122,6 +122,10 @@ def test_positive_feature_error_falls_like_one_over_sqrt_m():
     cmp = ka.compare_features(q, k, (4, 16, 64, 256), ("positive_iid",), n_seeds=24)
     slope = np.polyfit(np.log(cmp.m), np.log(cmp.error[0]), 1)[0]
     assert -0.65 < slope < -0.35
+    # the page's dashed 1/√m guide: through the last measured point, times 2 for each 4x fewer features
+    ref = cmp.sqrt_m_reference
+    assert ref[-1] == cmp.error[0, -1]
+    np.testing.assert_allclose(ref[:-1] / ref[1:], [2.0, 2.0, 2.0])
 
 
 def test_trigonometric_denominators_go_negative_and_positive_ones_never_do():
