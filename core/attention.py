@@ -427,6 +427,11 @@ class DkExperiment:
     grad_query_cv_unscaled: np.ndarray
     log_s: float  # entropy of a uniform row, log S
 
+    @property
+    def length(self) -> int:
+        """S, the sequence length of the experiment's problems (from ``log_s``)."""
+        return round(float(np.exp(self.log_s)))
+
 
 #: Width of V and of the upstream gradient in :func:`dk_experiment` (fixed so only D varies).
 DK_VALUE_DIM = 16

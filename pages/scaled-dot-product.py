@@ -11,7 +11,6 @@ kernel-regression comparison has its own sliders and reruns alone (``st.fragment
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import streamlit as st
@@ -339,7 +338,7 @@ def dk_section(c: ua.SdpControls) -> None:
 
 def _dk_question(e, i: int, dk: int) -> None:
     """Without scaling, is the peak weight at this d_k nearer one-hot or uniform? (the experiment's)"""
-    length = round(math.exp(e.log_s))  # the experiment's sequence length (log S = uniform entropy)
+    length = e.length
     peak = float(e.max_weight_unscaled[i])
     questions.ask(
         "sdp_dk_peak",

@@ -229,6 +229,8 @@ def test_compare_with_torch_reports_small_difference():
 
 def test_dk_experiment_against_theory():
     e = dk_experiment([1, 16, 256], length=16, n_trials=64, seed=0)
+    assert e.length == 16
+    assert e.log_s == pytest.approx(math.log(16))
     # Var(q·k) = D for unit-variance independent entries; scaled variance is 1
     for measured, d in zip(e.var_measured, e.d_k, strict=True):
         assert measured == pytest.approx(d, rel=0.15)
