@@ -159,7 +159,10 @@ def test_query_point_moves_the_attention_row():
     assert "-2" in fig["layout"]["title"]["text"]
     star = next(tr for tr in fig["data"] if tr.get("marker", {}).get("symbol") == "star")
     assert values(star["x"])[0] == -2.0
-    weights = values(fig["data"][-1]["y"])
+    stems = fig["data"][-1]  # (0, w_i, gap) per sample; each end hovers with w_i
+    weights = values(stems["y"])[1::3]
+    np.testing.assert_array_equal(values(stems["customdata"])[1::3], weights)
+    np.testing.assert_array_equal(values(stems["customdata"])[::3], weights)
     x, _ = posts_data()
     assert weights.sum() == pytest.approx(1.0)
     assert abs(x[np.argmax(weights)] + 2.0) < 0.1  # the biggest weight sits next to x*
