@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,14 +20,14 @@ import streamlit as st
 
 from core import attention as attn
 from core import attention_analysis as aa
-from core import kernel_attention as bridge
-from core.data import make_data
-from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
+from core import kernel_attention
 from figures import attention as fa
 from ui import caching
 from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import cached_figure
+
+T = TypeVar("T")
 
 # Re-exported for the page (one vocabulary: the ids of core).
 SCALE_MODES = attn.SCALE_MODES
@@ -135,145 +135,88 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 
 
 @caching.data(max_entries=32)
-def k2a_three_figures(n: int, seed: int, bandwidth: float, n_queries: int = 60) -> dict[str, Any]:
-    """The post's three figures' data: NW (``core.nadaraya_watson``) vs attention (``core.kernel_attention``).
+def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> kernel_attention.NwVsAttention:
+    """:func:`core.kernel_attention.nw_vs_attention` (the post's three figures), cached."""
+    return kernel_attention.nw_vs_attention(n, seed, bandwidth)
 
-    Returns x, y (N,), the query grid (Q,), both weight matrices (Q, N), both fits (Q,) and the
-    largest absolute differences between them.
+
+@caching.data(max_entries=32)
+def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> kernel_attention.QueryWeights:
+    """:func:`core.kernel_attention.query_weights`, cached."""
+    return kernel_attention.query_weights(n, seed, bandwidth, x0)
+
+
+@caching.data(max_entries=32)
+def k2a_dot_vs_gaussian(
+    n_vectors: int, dim: int, temperature: float, spread: float, seed: int
+) -> kernel_attention.DotVsGaussian:
+    """:func:`core.kernel_attention.random_dot_vs_gaussian` (keys' norms spread by ``spread``), cached."""
+    return kernel_attention.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
+
+
+@dataclass(frozen=True)
+class LearnRun:
+    """The controls of one learnable-kernel run (what the shown result was trained with).
+
+    Defined here, not in the page: the page script runs anew on every rerun, and a class defined
+    there would be a new class each time, so a run kept in session state would never equal the
+    controls' run of a later rerun (dataclass equality needs the same class).
     """
-    data = make_data(n=n, seed=seed)
-    xq = np.linspace(-3.0, 3.0, n_queries)
-    w_nw = nw_weights(data.x, xq, kernel="gaussian", bandwidth=bandwidth)
-    fit_nw = nw_predict(data.x, data.y, xq, kernel="gaussian", bandwidth=bandwidth)
-    fit_att, w_att = bridge.nadaraya_watson_attention(data.x, data.y, xq, bandwidth)
-    return {
-        "x": data.x,
-        "y": data.y,
-        "truth": data.truth(xq),
-        "xq": xq,
-        "w_nw": w_nw,
-        "w_att": w_att,
-        "fit_nw": fit_nw,
-        "fit_att": fit_att,
-        "max_diff_weights": float(np.abs(w_nw - w_att).max()),
-        "max_diff_fit": float(np.abs(fit_nw - fit_att).max()),
-    }
+
+    dims: str  # "1d": a bandwidth; "2d": a Mahalanobis metric
+    n: int
+    seed: int
+    steps: int
+    lr: float
+    h0: float  # the bandwidth at step 0
 
 
 @caching.data(max_entries=32)
-def k2a_one_query(n: int, seed: int, bandwidth: float, x0: float) -> dict[str, Any]:
-    """One query's NW weights (``nw_weights``) and attention weights (``core.kernel_attention``)."""
-    data = make_data(n=n, seed=seed)
-    xq = np.array([x0])
-    w_nw = nw_weights(data.x, xq, kernel="gaussian", bandwidth=bandwidth)[0]
-    pred, w_att = bridge.nadaraya_watson_attention(data.x, data.y, xq, bandwidth)
-    return {
-        "x": data.x,
-        "y": data.y,
-        "w_nw": w_nw,
-        "w_att": w_att[0],
-        "scores": bridge.gaussian_scores(xq, data.x, bandwidth)[0],
-        "prediction": float(pred[0]),
-        "max_diff": float(np.abs(w_nw - w_att[0]).max()),
-    }
+def _learned_bandwidth(
+    n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
+) -> kernel_attention.LearnedBandwidth:
+    """:func:`core.kernel_attention.learned_bandwidth`, cached."""
+    return kernel_attention.learned_bandwidth(
+        n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0
+    )
 
 
 @caching.data(max_entries=32)
-def k2a_dot_vs_gaussian(n_vectors: int, dim: int, temperature: float, spread: float, seed: int) -> dict:
-    """Dot-product vs Gaussian weights for random queries/keys (keys' norms spread by ``spread``)."""
-    q = bridge.random_vectors(n_vectors, dim, norm_spread=spread, seed=seed)
-    k = bridge.random_vectors(n_vectors, dim, norm_spread=spread, seed=seed + 1)
-    cmp = bridge.dot_vs_gaussian(q, k, temperature)
-    return {
-        "dot": cmp.dot,
-        "gaussian": cmp.gaussian,
-        "diff": cmp.dot - cmp.gaussian,
-        "max_abs_diff": cmp.max_abs_diff,
-        "key_norms": cmp.key_norms,
-        "query_norms": cmp.query_norms,
-        "key_log_bias": cmp.key_log_bias,
-    }
+def _bandwidth_learning(
+    loo: kernel_attention.LearnedBandwidth, no_loo: kernel_attention.LearnedBandwidth
+) -> kernel_attention.BandwidthLearning:
+    """:func:`core.kernel_attention.bandwidth_learning` (the data, the truth, the LOO-CV h), cached."""
+    return kernel_attention.bandwidth_learning(loo, no_loo)
 
 
 @caching.data(max_entries=32)
-def _fit_1d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
-    """One learned bandwidth (with or without leave-one-out), its losses and its test error."""
-    data = make_data(n=n, seed=seed)
-    test = make_data(n=400, seed=seed + 1000)
-    f = bridge.fit_bandwidth(data.x, data.y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
-    xg = np.linspace(-3, 3, 300)
-    return {
-        "losses": f.losses,
-        "bandwidths": f.bandwidths,
-        "h": f.bandwidth,
-        "train_mse": float(f.losses[-1]),
-        "test_mse": float(
-            np.mean((nw_predict(data.x, data.y, test.x, "gaussian", f.bandwidth) - test.y) ** 2)
-        ),
-        "curve": nw_predict(data.x, data.y, xg, "gaussian", f.bandwidth),
-    }
+def _learned_metric(
+    n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
+) -> kernel_attention.LearnedMetric:
+    """:func:`core.kernel_attention.learned_metric`, cached."""
+    return kernel_attention.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
 
-@caching.data(max_entries=32)
-def _h_cv(n: int, seed: int) -> float:
-    data = make_data(n=n, seed=seed)
-    return float(select_bandwidth(data.x, data.y, kernel="gaussian"))
-
-
-def k2a_learn_1d(
-    n: int, seed: int, steps: int, lr: float, h0: float, on_fit: Callable[[int], None] | None = None
-) -> dict[str, Any]:
-    """Learn h with and without leave-one-out; the LOO-CV h of core; test MSE on fresh data.
-
-    Each fit is cached; ``on_fit(k)`` is called after the k-th of the two (a progress bar).
-    """
-    fits = {}
+def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], None] | None) -> tuple[T, T]:
+    """``learn`` with leave-one-out, then without; ``on_fit(k)`` after the k-th (a progress bar)."""
+    fits = []
     for k, loo in enumerate((True, False), start=1):
-        fits[loo] = _fit_1d(n, seed, steps, lr, h0, loo)
+        fits.append(learn(run.n, run.seed, run.steps, run.lr, run.h0, loo))
         if on_fit is not None:
             on_fit(k)
-    data = make_data(n=n, seed=seed)
-    xg = np.linspace(-3, 3, 300)
-    return {
-        "x": data.x,
-        "y": data.y,
-        "grid": xg,
-        "truth": data.truth(xg),
-        "h_cv": _h_cv(n, seed),
-        "fits": fits,
-    }
+    return fits[0], fits[1]
 
 
-@caching.data(max_entries=32)
-def _fit_2d(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> dict[str, Any]:
-    """One learned 2-D Mahalanobis metric (with or without leave-one-out) and its test error."""
-    x, y = bridge.data_2d(n, 0.1, seed)
-    x_test, y_test = bridge.data_2d(400, 0.1, seed + 1000)
-    f = bridge.fit_metric(x, y, leave_one_out=loo, init_bandwidth=h0, steps=steps, lr=lr)
-    pred = bridge.metric_predict(x, y, x_test, f.metric)
-    return {
-        "losses": f.losses,
-        "metric": f.metric,
-        "length_scales": f.length_scales,
-        "path": f.length_scale_path,
-        "train_mse": float(f.losses[-1]),
-        "test_mse": float(np.mean((pred - y_test) ** 2)),
-    }
+def k2a_learn(
+    run: LearnRun, on_fit: Callable[[int], None] | None = None
+) -> kernel_attention.BandwidthLearning | kernel_attention.MetricLearning:
+    """Train ``run`` with and without leave-one-out: a bandwidth (1-D) or a metric (2-D).
 
-
-def k2a_learn_2d(
-    n: int, seed: int, steps: int, lr: float, h0: float, on_fit: Callable[[int], None] | None = None
-) -> dict[str, Any]:
-    """Learn a 2-D Mahalanobis metric with and without leave-one-out; test MSE on fresh data.
-
-    Each fit is cached; ``on_fit(k)`` is called after the k-th of the two (a progress bar).
+    Each of the two fits is cached on its own; ``on_fit(k)`` is called after the k-th.
     """
-    out: dict[Any, Any] = {}
-    for k, loo in enumerate((True, False), start=1):
-        out[loo] = _fit_2d(n, seed, steps, lr, h0, loo)
-        if on_fit is not None:
-            on_fit(k)
-    return {"fits": out}
+    if run.dims == "1d":
+        return _bandwidth_learning(*_both_fits(_learned_bandwidth, run, on_fit))
+    return kernel_attention.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
 
 
 # ----------------------------------------------------------------------------------------------
