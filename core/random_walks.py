@@ -3,7 +3,8 @@
 Predict the next value of a walk from the values so far. A walk's steps follow
 d_{t+1} = m d_t + σ ε_{t+1}; windows of ``seq_len + 1`` values are cut every ``STRIDE`` values.
 ``baseline_losses`` gives what simple rules score on the same windows (repeat the last value, the
-mean so far, and the best possible predictor, which knows m). Used by ``core.training``.
+mean so far, and the best possible predictor, which knows m) as :class:`Baselines`. Used by
+``core.training``.
 
 Shapes: N windows, T + 1 values per window.
 """
@@ -11,12 +12,34 @@ Shapes: N windows, T + 1 values per window.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
 #: Windows start every STRIDE values of a walk (overlapping windows, like the post's sliding window).
 STRIDE = 4
+
+
+class ByKey:
+    """Read access by field name (``baselines["optimum"]``), as the dicts these results replace had.
+
+    A stopgap for callers not yet moved to attributes (``tests/app/test_questions.py`` and
+    ``benchmarks/bench_training.py``, which also passes :class:`Baselines` where a mapping is
+    expected); new code reads attributes. Remove once those callers do too.
+    """
+
+    def keys(self) -> tuple[str, ...]:
+        """The field names, in order."""
+        return tuple(f.name for f in fields(self))
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        """(field name, value) pairs, in order."""
+        return tuple((name, getattr(self, name)) for name in self.keys())
+
+    def __getitem__(self, name: str) -> float:
+        if name not in self.keys():
+            raise KeyError(name)
+        return getattr(self, name)
 
 
 @dataclass(frozen=True)
@@ -107,22 +130,32 @@ def random_walk_dataset(
     return RandomWalkData(train=splits[0], val=splits[1])
 
 
-def baseline_losses(windows: torch.Tensor, momentum: float = 0.0) -> dict[str, float]:
-    """Next-step MSE of three reference predictors on (N, T + 1) windows.
+@dataclass(frozen=True)
+class Baselines(ByKey):
+    """Next-step MSE of three reference predictors, on the same windows as the model.
 
-    - ``last_value``: x[t+1] = x[t] (all attention on the newest position);
-    - ``mean``: the mean of x[0..t] (uniform attention over the past);
-    - ``optimum``: x[t] + momentum * (x[t] - x[t-1]) (x[0] at t = 0), the best any predictor can
-      do knowing the process; its MSE is about step_std². Equal to ``last_value`` for a plain walk.
+    Attributes:
+        mean: predict x[t+1] by the mean of x[0..t] (uniform attention over the past).
+        last_value: predict x[t+1] = x[t] (all attention on the newest position).
+        optimum: x[t] + momentum * (x[t] - x[t-1]) (x[0] at t = 0), the best any predictor can do
+            knowing the process; about step_std². Equal to ``last_value`` for a plain walk.
     """
+
+    mean: float
+    last_value: float
+    optimum: float
+
+
+def baseline_losses(windows: torch.Tensor, momentum: float = 0.0) -> Baselines:
+    """:class:`Baselines` of (N, T + 1) windows whose steps have correlation ``momentum``."""
     inputs, targets = windows[:, :-1], windows[:, 1:]  # (N, T) each
     counts = torch.arange(1, inputs.shape[1] + 1, dtype=inputs.dtype)  # (T,)
     running_mean = inputs.cumsum(1) / counts  # (N, T)
     trend = torch.zeros_like(inputs)
     trend[:, 1:] = inputs[:, 1:] - inputs[:, :-1]
     optimum = inputs + momentum * trend
-    return {
-        "last_value": float(((inputs - targets) ** 2).mean()),
-        "mean": float(((running_mean - targets) ** 2).mean()),
-        "optimum": float(((optimum - targets) ** 2).mean()),
-    }
+    return Baselines(
+        mean=float(((running_mean - targets) ** 2).mean()),
+        last_value=float(((inputs - targets) ** 2).mean()),
+        optimum=float(((optimum - targets) ** 2).mean()),
+    )

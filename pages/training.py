@@ -1,7 +1,8 @@
 """Train a toy Transformer live: the post's second stage, its pitfalls reproduced with numbers.
 
-Thin page: controls and the live run live in ``ui.training``; the model and the measurements in
-``core.transformer`` / ``core.training``; the figures in ``figures.training``.
+Thin page: controls and the live run live in ``ui.training``; the model and the loop in
+``core.transformer`` / ``core.training``; the measurements in ``core.training_evaluation`` and
+``core.findings``; the figures in ``figures.training``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import streamlit as st
 
 import figures.training
 from core import findings as verdicts
-from core.training import Findings, Preview, TrainResult
+from core.findings import Findings
+from core.random_walks import Baselines
+from core.training import Preview, TrainResult
+from core.training_evaluation import AttentionSummary, ShuffleTest
 from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
@@ -66,8 +70,8 @@ class LiveView:
             rate=rate,
             train=last,
             val=run.val_loss[-1],
-            last_value=run.baselines["last_value"],
-            optimum=run.baselines["optimum"],
+            last_value=run.baselines.last_value,
+            optimum=run.baselines.optimum,
         )
         if not live and run.cursor is not None:  # paused in the middle of an epoch
             status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
@@ -105,7 +109,7 @@ class LiveView:
     def _draw_charts(
         self,
         config: TransformerConfig,
-        baselines: dict[str, float],
+        baselines: Baselines,
         weights: Any,  # (H, L, S) attention weights
         *,
         epoch: int,
@@ -121,7 +125,7 @@ class LiveView:
         loss_fig = figs.loss_curves(
             train_loss,
             val_loss,
-            {k: baselines[k] for k in BASELINE_IDS},
+            {k: getattr(baselines, k) for k in BASELINE_IDS},
             names={
                 "train": t("tr.legend_train"),
                 "val": t("tr.legend_val"),
@@ -189,7 +193,7 @@ def _untrained_question(shown: Preview) -> None:
     )
 
 
-def _attention_question(run: TrainResult, attention: dict[str, float]) -> None:
+def _attention_question(run: TrainResult, attention: AttentionSummary) -> None:
     """After training: does attention go where the post says (recent positions / position t + 1)?"""
     verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
     kind = "recent" if run.config.causal else "ahead"
@@ -202,13 +206,13 @@ def _attention_question(run: TrainResult, attention: dict[str, float]) -> None:
         answer="yes" if verdict.key.endswith("_yes") else "no",
         explain_key=f"q.tr_{kind}_explain",
         explain_kwargs={
-            "share": f"{attention['recent3' if run.config.causal else 'ahead']:.0%}",
-            "uniform": f"{attention['recent3_uniform' if run.config.causal else 'ahead_uniform']:.0%}",
+            "share": f"{attention.recent3 if run.config.causal else attention.ahead:.0%}",
+            "uniform": f"{attention.recent3_uniform if run.config.causal else attention.ahead_uniform:.0%}",
         },
     )
 
 
-def _shuffle_question(run: TrainResult, shuffle: dict[str, float]) -> None:
+def _shuffle_question(run: TrainResult, shuffle: ShuffleTest) -> None:
     """After training: what shuffling the history does to the loss, in the verdict's three bands."""
     key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
     outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
@@ -221,9 +225,9 @@ def _shuffle_question(run: TrainResult, shuffle: dict[str, float]) -> None:
         answer=outcome,
         explain_key="q.tr_shuffle_explain",
         explain_kwargs={
-            "ordered": f"{shuffle['ordered']:.3g}",
-            "shuffled": f"{shuffle['shuffled']:.3g}",
-            "ratio": f"{shuffle['ratio']:.2f}",
+            "ordered": f"{shuffle.ordered:.3g}",
+            "shuffled": f"{shuffle.shuffled:.3g}",
+            "ratio": f"{shuffle.ratio:.2f}",
         },
     )
 
@@ -298,12 +302,12 @@ def where_section(run: TrainResult) -> None:
     with col_numbers:
         a = found.attention
         if run.config.causal:
-            st.metric(t("tr.metric_recent3"), f"{a['recent3']:.0%}", help=t("tr.metric_recent3_help"))
-            st.metric(t("tr.metric_recent3_uniform"), f"{a['recent3_uniform']:.0%}")
+            st.metric(t("tr.metric_recent3"), f"{a.recent3:.0%}", help=t("tr.metric_recent3_help"))
+            st.metric(t("tr.metric_recent3_uniform"), f"{a.recent3_uniform:.0%}")
         else:
-            st.metric(t("tr.metric_ahead"), f"{a['ahead']:.0%}", help=t("tr.metric_ahead_help"))
-            st.metric(t("tr.metric_future"), f"{a['future']:.0%}", help=t("tr.metric_future_help"))
-        st.metric(t("tr.metric_support"), f"{a['support']:.1f}", help=t("tr.metric_support_help"))
+            st.metric(t("tr.metric_ahead"), f"{a.ahead:.0%}", help=t("tr.metric_ahead_help"))
+            st.metric(t("tr.metric_future"), f"{a.future:.0%}", help=t("tr.metric_future_help"))
+        st.metric(t("tr.metric_support"), f"{a.support:.1f}", help=t("tr.metric_support_help"))
         _say(verdicts.attention_verdict(a, causal=run.config.causal))
 
 
@@ -314,9 +318,9 @@ def shuffle_section(run: TrainResult) -> None:
     s = found.shuffle
     _shuffle_question(run, s)
     cols = st.columns(3)
-    cols[0].metric(t("tr.metric_ordered"), f"{s['ordered']:.3g}")
-    cols[1].metric(t("tr.metric_shuffled"), f"{s['shuffled']:.3g}")
-    cols[2].metric(t("tr.metric_ratio"), f"×{s['ratio']:.2f}")
+    cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
+    cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
+    cols[2].metric(t("tr.metric_ratio"), f"×{s.ratio:.2f}")
     _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
 
 
@@ -327,11 +331,11 @@ def leak_section(run: TrainResult) -> None:
     cols = st.columns(4)
     cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
     cols[1].metric(t("tr.metric_prefix"), f"{found.prefix_error:.3g}", help=t("tr.metric_prefix_help"))
-    cols[2].metric(t("tr.metric_rollout"), f"{found.rollout['model']:.3g}", help=t("tr.metric_rollout_help"))
-    cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout['last_value']:.3g}")
+    cols[2].metric(t("tr.metric_rollout"), f"{found.rollout.model:.3g}", help=t("tr.metric_rollout_help"))
+    cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout.last_value:.3g}")
     _say(
         verdicts.leak_verdict(
-            found.val_loss, found.prefix_error, run.baselines["optimum"], causal=run.config.causal
+            found.val_loss, found.prefix_error, run.baselines.optimum, causal=run.config.causal
         )
     )
     _say(verdicts.rollout_verdict(found.rollout))

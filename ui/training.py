@@ -30,9 +30,10 @@ from typing import Any
 import streamlit as st
 
 from core.attention import SCALE_MODES
+from core.findings import Findings, measure_findings
 from core.positional import POSITIONAL_KINDS
 from core.presets import PRESETS, preset_config
-from core.training import Findings, Preview, TrainResult, measure_findings, start_run, train
+from core.training import Preview, TrainResult, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
 from ui import caching, controls
@@ -588,12 +589,12 @@ def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None
         "config": asdict(run.config),
         "epochs": run.epochs_done,
         "val": found.val_loss,
-        "optimum": run.baselines["optimum"],
-        "last_value": run.baselines["last_value"],
+        "optimum": run.baselines.optimum,
+        "last_value": run.baselines.last_value,
         "prefix": found.prefix_error,
-        "rollout": found.rollout["model"],
-        "shuffle": found.shuffle["ratio"],
-        "recent3": found.attention["recent3"],
+        "rollout": found.rollout.model,
+        "shuffle": found.shuffle.ratio,
+        "recent3": found.attention.recent3,
         "oscillation": diag["oscillation"],
         "redundancy": diag["redundancy"],
         "seconds": run.seconds,

@@ -11,6 +11,7 @@ import pytest
 
 from core import training as core_training
 from core.presets import preset_config
+from core.training_evaluation import fixed_example
 from core.transformer import TransformerConfig
 from tests.app.conftest import assert_clean, open_page
 from ui import training as ui_tr
@@ -59,7 +60,7 @@ def _assert_preview_of(at, cat, config: TransformerConfig) -> None:
     assert len(drawn) >= 3
     for y in drawn:
         assert np.any(np.all(np.isclose(train_rows, y[None, :], rtol=0, atol=1e-7), axis=1))
-    example = core_training.fixed_example(reference.data).numpy().astype(float)
+    example = fixed_example(reference.data).numpy().astype(float)
     (bold,) = [w for w in walks if w["name"] == cat["tr.legend_example"]]
     np.testing.assert_allclose(_array(bold["y"]), example[:-1], atol=1e-7)
     (target,) = [w for w in walks if w["name"] == cat["tr.legend_next"]]
@@ -81,7 +82,7 @@ def _assert_preview_of(at, cat, config: TransformerConfig) -> None:
     assert len(_array(loss[cat["tr.legend_val"]]["y"])) == 0
     for baseline in ("mean", "last_value", "optimum"):
         y = _array(loss[cat[f"tr.legend_{baseline}"]]["y"])
-        np.testing.assert_array_equal(y, [reference.baselines[baseline]] * 2)
+        np.testing.assert_array_equal(y, [getattr(reference.baselines, baseline)] * 2)
     assert charts[loss_key]["layout"]["xaxis"]["range"] == [-0.3, config.epochs + 0.3]
 
 
@@ -367,8 +368,8 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
     recent_keys = ("tr.verdict_recent_yes", "tr.verdict_recent_no")
     if not run.config.causal:
         assert not any(cat[k].split("{")[0] in text for k in recent_keys)
-        assert f"{found.attention['ahead']:.0%}" in text
+        assert f"{found.attention.ahead:.0%}" in text
     rollout = verdicts.rollout_verdict(found.rollout)
     assert cat[rollout.key].format(**rollout.values) in text
-    worse = found.rollout["model"] > found.rollout["last_value"]
+    worse = found.rollout.model > found.rollout.last_value
     assert (cat["tr.verdict_rollout_worse"].split("{")[0] in text) is worse

@@ -1,4 +1,8 @@
-"""Verdicts follow the run's numbers and its conditions (issue 13.2)."""
+"""core.findings: what the page reports about a run, measured; verdicts follow the run's numbers
+and its conditions (issue 13.2).
+
+The trained runs (``post_run``, ...) come from tests/core/conftest.py.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,22 @@ import math
 import pytest
 
 from core import findings as f
+from core import training_evaluation as ev
+from core.training_diagnostics import DIAGNOSTICS
 
 
 def _attention(
     recent3=0.5, recent3_uniform=0.3, ahead=0.0, ahead_uniform=0.0, future=0.0, future_uniform=0.0
-):
-    return {
-        "recent3": recent3,
-        "recent3_uniform": recent3_uniform,
-        "ahead": ahead,
-        "ahead_uniform": ahead_uniform,
-        "future": future,
-        "future_uniform": future_uniform,
-    }
+) -> ev.AttentionSummary:
+    return ev.AttentionSummary(
+        recent3=recent3,
+        recent3_uniform=recent3_uniform,
+        future=future,
+        future_uniform=future_uniform,
+        ahead=ahead,
+        ahead_uniform=ahead_uniform,
+        support=2.0,
+    )
 
 
 @pytest.mark.parametrize(
@@ -52,7 +59,7 @@ def test_without_the_mask_recency_is_never_claimed():
     ],
 )
 def test_rollout_verdict_says_when_the_model_loses_to_the_last_value(model, last, expected):
-    v = f.rollout_verdict({"model": model, "last_value": last, "mean": 1.0})
+    v = f.rollout_verdict(ev.RolloutError(model=model, last_value=last, mean=1.0))
     assert v.key == expected
     if math.isfinite(model):
         assert v.values["ratio"] == pytest.approx(model / last)
@@ -69,7 +76,7 @@ def test_rollout_verdict_says_when_the_model_loses_to_the_last_value(model, last
     ],
 )
 def test_shuffle_verdict(ratio, positional, expected):
-    v = f.shuffle_verdict({"ordered": 1.0, "shuffled": ratio, "ratio": ratio}, positional=positional)
+    v = f.shuffle_verdict(ev.ShuffleTest(ordered=1.0, shuffled=ratio, ratio=ratio), positional=positional)
     assert v.key == expected
     assert v.values == {"ratio": ratio}
 
@@ -83,17 +90,48 @@ def test_leak_verdict_depends_on_the_mask_and_the_ratio():
 
 def test_summary_of_a_maskless_run_feeds_the_ahead_verdict():
     """End to end on a real (short) run without the mask: the numbers come from the model."""
-    from core.training import attention_by_distance, attention_summary, train, validation_attention
+    from core.training import train
     from core.transformer import TransformerConfig
 
     config = TransformerConfig(causal=False, epochs=2, n_train=128, seq_len=8, seed=0)
     run = train(config)
-    summary = attention_summary(run)
-    weights = validation_attention(run.model, run.data.val[:64])
-    shares = attention_by_distance(weights)
+    summary = ev.attention_summary(run)
+    weights = ev.validation_attention(run.model, run.data.val[:64])
+    shares = ev.attention_by_distance(weights)
     T = weights.shape[-1]
-    assert summary["ahead"] == pytest.approx(shares[T - 2])
-    assert summary["future"] == pytest.approx(shares[: T - 1].sum())
-    assert summary["ahead_uniform"] == pytest.approx(1 / T * (T - 1) / T)
+    assert summary.ahead == pytest.approx(shares[T - 2])
+    assert summary.future == pytest.approx(shares[: T - 1].sum())
+    assert summary.ahead_uniform == pytest.approx(1 / T * (T - 1) / T)
     v = f.attention_verdict(summary, causal=False)
     assert v.key in {"tr.verdict_ahead_yes", "tr.verdict_ahead_no"}
+
+
+# --- the measured bundle -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_findings_bundle(post_run):
+    found = f.measure_findings(post_run, n_windows=64)
+    T = post_run.config.seq_len
+    val = post_run.data.val[:64]
+    assert found.distances.tolist() == list(range(T))  # causal: no future distances
+    assert found.shares.sum() == pytest.approx(1.0)
+    assert found.example.shape == (T + 1,)
+    assert found.example_one_step.shape == (T,)
+    assert found.example_rollout.shape == (T + 1 - found.context,)
+    assert [d.id for d in found.diagnostics] == list(DIAGNOSTICS)
+    assert all(d.level in ("green", "amber", "red") for d in found.diagnostics)
+    # each part is what its own function measures on the same windows
+    assert found.rollout == ev.rollout_error(post_run.model, val, found.context)
+    assert found.shuffle == ev.evaluate_shuffled(post_run.model, val, seed=post_run.config.seed)
+    assert found.attention == ev.attention_summary(post_run)
+    # the shortcut under the mask (prefix error = teacher-forced loss) agrees with the T passes
+    assert found.prefix_error == pytest.approx(ev.prefix_one_step_error(post_run.model, val), rel=1e-4)
+
+
+@pytest.mark.slow
+def test_findings_measure_the_honest_error_without_the_mask(no_mask_run):
+    found = f.measure_findings(no_mask_run, n_windows=64)
+    val = no_mask_run.data.val[:64]
+    assert found.prefix_error == pytest.approx(ev.prefix_one_step_error(no_mask_run.model, val), rel=1e-6)
+    assert found.prefix_error > 3 * found.val_loss
