@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -56,72 +56,43 @@ class LiveView:
     def draw(self, run: TrainResult, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
         self.draws += 1
-        config = run.config
         epoch = run.snapshot_epochs[-1] if epoch is None or epoch not in run.snapshots else epoch
-        fraction = min(1.0, run.epochs_done / config.epochs)
-        self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=config.epochs))
-        last = run.train_loss[-1] if run.train_loss else float("nan")
-        rate = run.epochs_done / run.seconds if run.seconds > 0 else 0.0
-        status = t(
-            "tr.status",
-            epoch=run.epochs_done,
-            total=config.epochs,
-            steps=run.batches_done,
-            rate=rate,
-            train=last,
-            val=run.val_loss[-1],
-            last_value=run.baselines.last_value,
-            optimum=run.baselines.optimum,
-        )
-        if not live and run.cursor is not None:  # paused in the middle of an epoch
-            status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
-        self.status.caption(status)
+        fraction = min(1.0, run.epochs_done / run.config.epochs)
+        self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=run.config.epochs))
+        self.status.caption(_status_line(run, live=live))
         if live and time.monotonic() - self.last_chart < CHART_INTERVAL_S:
             return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
         self.last_chart = time.monotonic()
-        self._draw_charts(
+        self._draw_loss(
             run.config,
             run.baselines,
-            run.snapshots[epoch][layer],
-            epoch=epoch,
-            layer=layer,
+            look="tr.loss_look",
             train_loss=run.train_loss,
             val_loss=run.val_loss,
             batch_loss=run.batch_loss,
             batches_per_epoch=run.batches_per_epoch,
-            loss_look="tr.loss_look",
-            attention_look="tr.attention_look_live" if live else "tr.attention_look",
         )
+        look = "tr.attention_look_live" if live else "tr.attention_look"
+        self._draw_attention(run.snapshots[epoch][layer], epoch=epoch, layer=layer, look=look)
 
     def draw_preview(self, shown: Preview) -> None:
         """Before any run: empty loss axes with the baselines, and the untrained model's attention."""
         self.draws += 1
-        self._draw_charts(
-            shown.config,
-            shown.baselines,
-            shown.attention[0],
-            epoch=0,
-            layer=0,
-            loss_look="tr.loss_look_preview",
-            attention_look="tr.attention_look_untrained",
-        )
+        self._draw_loss(shown.config, shown.baselines, look="tr.loss_look_preview")
+        self._draw_attention(shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained")
 
-    def _draw_charts(
+    def _draw_loss(
         self,
         config: TransformerConfig,
         baselines: Baselines,
-        weights: Any,  # (H, L, S) attention weights
         *,
-        epoch: int,
-        layer: int,
-        loss_look: str,
-        attention_look: str,
+        look: str,
         train_loss: list[float] = (),
         val_loss: list[float] = (),
         batch_loss: list[float] | None = None,
         batches_per_epoch: int | None = None,
     ) -> None:
-        """The loss curves against the baselines, and one layer's attention maps (H, T, T)."""
+        """The loss curves against the baselines (empty curves before any run)."""
         loss_fig = figs.loss_curves(
             train_loss,
             val_loss,
@@ -140,7 +111,10 @@ class LiveView:
             batches_per_epoch=batches_per_epoch,
         )
         with self.loss.container():
-            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key=loss_look)
+            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key=look)
+
+    def _draw_attention(self, weights: Any, *, epoch: int, layer: int, look: str) -> None:
+        """One layer's attention maps, ``weights`` (H, T, T), after ``epoch`` (0: untrained)."""
         H = weights.shape[0]
         half_width = H <= WIDE_HEADS  # beside the loss chart: 3-4 heads in a 2 x 2 grid stay square
         attention_fig = figs.attention_heads(
@@ -154,7 +128,26 @@ class LiveView:
             colorbar_title=t("tr.axis_weight"),
         )
         with self.attention.container():
-            show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=attention_look)
+            show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=look)
+
+
+def _status_line(run: TrainResult, *, live: bool) -> str:
+    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first)."""
+    config = run.config
+    status = t(
+        "tr.status",
+        epoch=run.epochs_done,
+        total=config.epochs,
+        steps=run.batches_done,
+        rate=run.epochs_done / run.seconds if run.seconds > 0 else 0.0,
+        train=run.train_loss[-1] if run.train_loss else float("nan"),
+        val=run.val_loss[-1],
+        last_value=run.baselines.last_value,
+        optimum=run.baselines.optimum,
+    )
+    if not live and run.cursor is not None:  # paused in the middle of an epoch
+        status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
+    return status
 
 
 def render_data(shown: Preview) -> None:
@@ -232,19 +225,17 @@ def _shuffle_question(run: TrainResult, shuffle: ShuffleTest) -> None:
     )
 
 
-def render_controls_and_config():
+def render_controls_and_config() -> TransformerConfig | None:
     """Preset, grouped controls and the resulting config (None with an error shown)."""
     ui_tr.preset_selector()
     st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[ui_tr.PRESET_KEY]}"))
-    values = ui_tr.render_controls()
-    try:
-        config = ui_tr.make_config(values)
-    except ValueError as err:
-        st.error(t(ui_tr.config_error_key(values), error=str(err)))
+    choice = ui_tr.render_controls()
+    if choice.config is None:
+        st.error(t(choice.error_key, error=choice.error))
         return None
-    if not ui_tr.preset_matches(config):
+    if not ui_tr.preset_matches(choice.config):
         st.caption(t("tr.preset_modified"))
-    return config
+    return choice.config
 
 
 def _say(verdict: verdicts.Verdict) -> None:
@@ -385,20 +376,29 @@ def speed_section(run: TrainResult) -> None:
         st.caption(t("tr.history_caption"))
 
 
-def render() -> None:
-    page_header("tr.title", "tr.intro")
-    ui_tr.on_page_start()
+def task_section() -> None:
+    """The task and its baselines, folded under the intro."""
     with st.expander(t("tr.task_title")):
         st.markdown(t("tr.task_body"))
         st.latex(r"x_{t+1} = x_t + d_{t+1}, \qquad d_{t+1} = m\, d_t + \sigma\, \varepsilon_{t+1}")
         st.markdown(t("tr.task_baselines"))
 
-    with classroom.controls_area():
-        config = render_controls_and_config()
+
+def buttons_section(config: TransformerConfig | None) -> None:
+    """A one-off notice left by the previous run, then Train / Pause / Step / Reset."""
     notice = ui_tr.pop_notice()
     if notice:
         st.info(t(notice))
     ui_tr.render_buttons(config is not None)
+
+
+def render() -> None:
+    page_header("tr.title", "tr.intro")
+    ui_tr.on_page_start()
+    task_section()
+    with classroom.controls_area():
+        config = render_controls_and_config()
+    buttons_section(config)
     run = ui_tr.current_run()
     sections = [Section("tr.live_title", partial(live_section, config, run))]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
@@ -425,25 +425,36 @@ def live_section(config: TransformerConfig | None, run: TrainResult | None) -> N
         render_data(upcoming)
         _untrained_question(upcoming)
     view = LiveView(wide_heads=shown is not None and shown.n_heads > WIDE_HEADS)
-
     if training:
-        if run is not None and run.config.same_run_as(config):
-            view.draw(run, live=True)
-        else:
-            view.status.info(t("tr.starting"))
-            view.draw_preview(upcoming)  # until the first epoch is drawn
-        ui_tr.train_live(
-            config,
-            on_epoch=lambda r: view.draw(r, live=True),
-            on_wait=lambda: view.status.warning(t("tr.waiting_slot", slots=ui_tr.MAX_CONCURRENT)),
-        )
-        st.rerun()
-
+        _train_and_rerun(view, config, run, upcoming)
     if run is None:
         view.status.info(t("tr.press_train"))
         if upcoming is not None:
             view.draw_preview(upcoming)
         return
+    epoch, layer = _replay_controls(run)
+    view.draw(run, epoch=epoch, layer=layer)
+
+
+def _train_and_rerun(
+    view: LiveView, config: TransformerConfig, run: TrainResult | None, upcoming: Preview
+) -> NoReturn:
+    """Train inside this script run, redrawing ``view`` after each epoch, then rerun the page."""
+    if run is not None and run.config.same_run_as(config):
+        view.draw(run, live=True)
+    else:
+        view.status.info(t("tr.starting"))
+        view.draw_preview(upcoming)  # until the first epoch is drawn
+    ui_tr.train_live(
+        config,
+        on_epoch=lambda r: view.draw(r, live=True),
+        on_wait=lambda: view.status.warning(t("tr.waiting_slot", slots=ui_tr.MAX_CONCURRENT)),
+    )
+    st.rerun()
+
+
+def _replay_controls(run: TrainResult) -> tuple[int | None, int]:
+    """The replay slider (epoch; None before the first epoch) and, with layers, the layer (0-based)."""
     layer, epoch = 0, None
     with st.container(border=True):
         st.markdown(t("tr.replay_title"))
@@ -464,7 +475,7 @@ def live_section(config: TransformerConfig | None, run: TrainResult | None) -> N
                     )
                     - 1
                 )
-    view.draw(run, epoch=epoch, layer=layer)
+    return epoch, layer
 
 
 render()

@@ -154,7 +154,32 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def render_controls() -> dict[str, Any]:
+@dataclass(frozen=True)
+class ConfigChoice:
+    """What the controls hold: the config a run would train with, or why they make none.
+
+    Attributes:
+        config: the :class:`TransformerConfig` of the controls; None when they make no valid one.
+        error_key: when ``config`` is None, the i18n key explaining why (:func:`config_error_key`).
+        error: when ``config`` is None, the message of the config's ``ValueError`` (the
+            explanation quotes it as ``{error}``).
+    """
+
+    config: TransformerConfig | None
+    error_key: str = ""
+    error: str = ""
+
+
+def render_controls() -> ConfigChoice:
+    """Draw the grouped config controls; return the config they make (or why they make none)."""
+    values = _draw_controls()
+    try:
+        return ConfigChoice(make_config(values))
+    except ValueError as err:
+        return ConfigChoice(None, config_error_key(values), str(err))
+
+
+def _draw_controls() -> dict[str, Any]:
     """Draw the grouped config controls; return {config field: value}."""
     d = TransformerConfig()
     col_model, col_attention, col_training = st.columns(3)
