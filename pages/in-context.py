@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import Any, NoReturn
 
 import streamlit as st
 
 from core import in_context as icl
+from core.in_context import ICLConfig, ICLRun, References, Sweep
 from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
@@ -51,7 +53,7 @@ def _trend(before: float, after: float) -> str:
     return "wider" if after > before * SAME_FACTOR else "same"
 
 
-def _lipschitz_question(config, refs) -> None:
+def _lipschitz_question(config: ICLConfig, refs: References) -> None:
     """Before training: double L; the oracle's bandwidth at 2L against the one at L (both measured).
 
     The 2L reference is measured only once the learner has answered (its own ~0.2-1.5 s).
@@ -73,7 +75,7 @@ def _lipschitz_question(config, refs) -> None:
     )
 
 
-def _learned_question(run, refs) -> None:
+def _learned_question(run: ICLRun, refs: References) -> None:
     """After training: where the learned bandwidth ended, against the oracle (the page's verdict)."""
     h = run.bandwidth[-1]
     outcome = {"ic.verdict_h_match": "match", "ic.verdict_h_wide": "wide", "ic.verdict_h_narrow": "narrow"}
@@ -110,7 +112,9 @@ class LiveView:
         self.last_status = -float("inf")
         self.clock = ui_ic.RedrawClock(CHART_INTERVAL_S)
 
-    def draw(self, config, refs, run=None, *, live: bool = False) -> None:
+    def draw(
+        self, config: ICLConfig, refs: References, run: ICLRun | None = None, *, live: bool = False
+    ) -> None:
         """Status, bandwidth and error charts and one context; ``run`` None: before training."""
         now = time.monotonic()
         if live and now - self.last_status < STATUS_INTERVAL_S:
@@ -120,35 +124,43 @@ class LiveView:
         self.progress.progress(
             min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
         )
-        if run is None:
-            loo_note = "" if refs.loo_error is not None else "\n\n" + t("ic.loo_on_train")
-            self.status.info(t("ic.press_train") + loo_note)
-        else:
-            self.status.caption(
-                t(
-                    "ic.status",
-                    steps=done,
-                    h=run.bandwidth[-1],
-                    oracle_h=refs.oracle_h,
-                    error=run.test_error[-1],
-                    oracle_error=refs.oracle_error,
-                    rate=done / run.seconds if run.seconds else 0.0,
-                )
-            )
+        self._draw_status(refs, run)
         if live and not self.clock.due():
             return
         started = time.perf_counter()
         self.draws += 1
         build = figs if live else _Cached  # live frames change every draw: not worth caching
-        n = names()
-        no_loo = "_no_loo" if refs.loo_error is None else ""  # the notes say when it comes
-        steps = tuple(range(len(run.bandwidth))) if run is not None else ()
+        self._draw_bandwidth(build, config, refs, run)
+        self._draw_error(build, config, refs, run)
+        self._draw_task(build, config, refs, run)
+        self.clock.done(started)
+
+    def _draw_status(self, refs: References, run: ICLRun | None) -> None:
+        """Before training: press Train (and when LOO-CV comes); then steps, h and error vs the oracle."""
+        if run is None:
+            loo_note = "" if refs.loo_error is not None else "\n\n" + t("ic.loo_on_train")
+            self.status.info(t("ic.press_train") + loo_note)
+            return
+        self.status.caption(
+            t(
+                "ic.status",
+                steps=run.steps_done,
+                h=run.bandwidth[-1],
+                oracle_h=refs.oracle_h,
+                error=run.test_error[-1],
+                oracle_error=refs.oracle_error,
+                rate=run.steps_done / run.seconds if run.seconds else 0.0,
+            )
+        )
+
+    def _draw_bandwidth(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+        """The learned bandwidth over the steps, against the oracle's and LOO-CV's."""
         fig = build.bandwidth_figure(
-            steps,
+            tuple(range(len(run.bandwidth))) if run is not None else (),
             tuple(run.bandwidth) if run is not None else (),
             _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
-            max_steps=max(config.steps, done),
-            names=n,
+            max_steps=_max_steps(config, run),
+            names=names(),
             title=t("ic.bandwidth_title"),
             x_title=t("ic.axis_step"),
             y_title=t("ic.axis_bandwidth"),
@@ -157,9 +169,12 @@ class LiveView:
             show_figure(
                 fig,
                 key=f"ic_bw_fig_{self.draws}",
-                look_for_key="ic.bandwidth_look" + no_loo,
+                look_for_key="ic.bandwidth_look" + _no_loo(refs),
                 code=icl.train_icl,
             )
+
+    def _draw_error(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+        """The held-out error over the steps, against the reference lines."""
         fig = build.error_figure(
             tuple(run.eval_steps) if run is not None else (),
             tuple(run.test_error) if run is not None else (),
@@ -171,16 +186,22 @@ class LiveView:
                     "floor": refs.noise_floor,
                 }
             ),
-            max_steps=max(config.steps, done),
-            names=n,
+            max_steps=_max_steps(config, run),
+            names=names(),
             title=t("ic.error_title"),
             x_title=t("ic.axis_step"),
             y_title=t("ic.axis_error"),
         )
         with self.error.container():
             show_figure(
-                fig, key=f"ic_err_fig_{self.draws}", look_for_key="ic.error_look" + no_loo, code=icl.train_icl
+                fig,
+                key=f"ic_err_fig_{self.draws}",
+                look_for_key="ic.error_look" + _no_loo(refs),
+                code=icl.train_icl,
             )
+
+    def _draw_task(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+        """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
         m = run.m if run is not None else ui_ic.identity(config.dim)
         view = ui_ic.context_view(config, m, refs.oracle_h)
         fig = build.task_figure(
@@ -191,7 +212,7 @@ class LiveView:
             view.query_s,
             {"attention": view.pred_attention, "oracle": view.pred_oracle},
             {"attention": view.w_attention, "oracle": view.w_oracle},
-            names=n,
+            names=names(),
             title=t("ic.task_title"),
             x_title=t(f"ic.axis_{view.coordinate}"),
             y_title=t("ic.axis_y"),
@@ -201,7 +222,16 @@ class LiveView:
             show_figure(
                 fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=icl.context_view
             )
-        self.clock.done(started)
+
+
+def _max_steps(config: ICLConfig, run: ICLRun | None) -> int:
+    """The step axis' extent: the planned steps, or more once stepping went past them."""
+    return max(config.steps, run.steps_done if run is not None else 0)
+
+
+def _no_loo(refs: References) -> str:
+    """The suffix of a chart note's key before LOO-CV is measured (the notes say when it comes)."""
+    return "_no_loo" if refs.loo_error is None else ""
 
 
 def _measured(lines: dict[str, float | None]) -> dict[str, float]:
@@ -225,17 +255,15 @@ def idea_section() -> None:
         st.markdown(t("ic.idea_equivalence"))
 
 
-def controls_section():
+def controls_section() -> ICLConfig | None:
     """Page-wide controls -> config (None with an error shown)."""
-    values = ui_ic.render_controls()
-    try:
-        return ui_ic.make_config(values)
-    except ValueError as err:
-        st.error(t("ic.error_config", error=str(err)))
-        return None
+    choice = ui_ic.render_controls()
+    if choice.config is None:
+        st.error(t("ic.error_config", error=choice.error))
+    return choice.config
 
 
-def live_section(config) -> object:
+def live_section(config: ICLConfig | None) -> ICLRun | None:
     """Buttons, the live charts and the run; returns the run (or None)."""
     notice = ui_ic.pop_notice()
     if notice:
@@ -255,30 +283,40 @@ def live_section(config) -> object:
         _lipschitz_question(shown, refs)
     view = LiveView()
     if training:
-        if run is not None and run.config.same_run_as(config):
-            view.draw(run.config, refs, run, live=True)
-        else:  # a new run: keep the empty axes and the task on screen until its first redraw
-            with st.spinner(t("ic.measuring_refs")):
-                refs = ui_ic.references(config)
-            view.draw(config, refs, None)
-            view.status.info(t("ic.starting"))
-        ui_ic.train_live(
-            config,
-            on_step=lambda r: view.draw(r.config, refs, r, live=True),
-            on_wait=lambda: view.status.warning(ui_ic.waiting_message()),
-        )
-        st.rerun()
+        _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
     if run is not None:
         _learned_question(run, refs)
-        h = run.bandwidth[-1]
-        st.markdown(
-            t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
-        )
+        _bandwidth_verdict(run, refs)
     return run
 
 
-def window_section(run) -> None:
+def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs: References) -> NoReturn:
+    """Train inside this script run, redrawing ``view`` as it goes, then rerun the page."""
+    if run is not None and run.config.same_run_as(config):
+        view.draw(run.config, refs, run, live=True)
+    else:  # a new run: keep the empty axes and the task on screen until its first redraw
+        with st.spinner(t("ic.measuring_refs")):
+            refs = ui_ic.references(config)
+        view.draw(config, refs, None)
+        view.status.info(t("ic.starting"))
+    ui_ic.train_live(
+        config,
+        on_step=lambda r: view.draw(r.config, refs, r, live=True),
+        on_wait=lambda: view.status.warning(ui_ic.waiting_message()),
+    )
+    st.rerun()
+
+
+def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
+    """Where the learned bandwidth ended, against the oracle's, in one sentence."""
+    h = run.bandwidth[-1]
+    st.markdown(
+        t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
+    )
+
+
+def window_section(run: ICLRun | None) -> None:
     """The window of M as an ellipse over training, against the hidden direction b."""
     heading("ic.window_title")
     st.markdown(t("ic.window_intro"))
@@ -311,7 +349,7 @@ def window_section(run) -> None:
 
 
 @st.fragment
-def compare_section(config) -> None:
+def compare_section(config: ICLConfig) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
     heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
@@ -340,11 +378,21 @@ def compare_section(config) -> None:
 
 
 @st.fragment
-def sweep_section(config) -> None:
+def sweep_section(config: ICLConfig) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
     heading("ic.sweep_title")
     st.markdown(t("ic.sweep_intro"))
     ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
+    result = _sweep_with_progress(config)
+    if result is None:
+        st.caption(t("ic.sweep_hint"))
+        return
+    _context_question(result)
+    _show_sweep(result)
+
+
+def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
+    """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
     bar = st.empty()
     result = ui_ic.sweep_result(
         config,
@@ -354,9 +402,11 @@ def sweep_section(config) -> None:
         on_wait=lambda: bar.caption(ui_ic.waiting_message()),
     )
     bar.empty()
-    if result is None:
-        st.caption(t("ic.sweep_hint"))
-        return
+    return result
+
+
+def _context_question(result: Sweep) -> None:
+    """After the sweep: more context, narrower or wider bandwidth? (The sweep's own numbers.)"""
     n0, n1 = int(result.n_context[0]), int(result.n_context[-1])
     questions.ask(
         "ic_more_context",
@@ -375,6 +425,10 @@ def sweep_section(config) -> None:
             "o1": f"{result.oracle_n[-1]:.3f}",
         },
     )
+
+
+def _show_sweep(result: Sweep) -> None:
+    """The learned and oracle bandwidths along L and n, the trends' table and how long it took."""
     fig = sweep_figure(
         result.lipschitz,
         result.noise,

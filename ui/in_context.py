@@ -47,7 +47,30 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def render_controls() -> dict[str, Any]:
+@dataclass(frozen=True)
+class ConfigChoice:
+    """What the controls hold: the config a run would train with, or why they make none.
+
+    Attributes:
+        config: the :class:`ICLConfig` of the controls; None when they make no valid one.
+        error: when ``config`` is None, the message of the config's ``ValueError`` (quoted by
+            ``ic.error_config``).
+    """
+
+    config: ICLConfig | None
+    error: str = ""
+
+
+def render_controls() -> ConfigChoice:
+    """Draw the page-wide controls (tasks, attention, training); return the config they make."""
+    values = _draw_controls()
+    try:
+        return ConfigChoice(make_config(values))
+    except ValueError as err:
+        return ConfigChoice(None, str(err))
+
+
+def _draw_controls() -> dict[str, Any]:
     """Draw the page-wide controls (tasks, attention, training); return {config field: value}."""
     d = ICLConfig()
     col_task, col_model, col_train = st.columns(3)
