@@ -18,6 +18,7 @@ inside the page's callbacks is also printed: it is the page's cost without that 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import plotly.io as pio
@@ -38,8 +39,8 @@ NAMES = {"train": "training", "val": "validation", "batch": "per batch", "mean":
 def page_work(result) -> None:
     """What the live page does after an epoch: build both figures and serialise them."""
     loss = loss_curves(
-        result.train_loss, result.val_loss, result.baselines, names=NAMES, title="loss", x_title="epoch",
-        y_title="MSE", max_epochs=result.config.epochs, batch_loss=result.batch_loss,
+        result.train_loss, result.val_loss, dataclasses.asdict(result.baselines), names=NAMES, title="loss",
+        x_title="epoch", y_title="MSE", max_epochs=result.config.epochs, batch_loss=result.batch_loss,
         batches_per_epoch=result.batches_per_epoch,
     )  # fmt: skip
     weights = result.snapshots[max(result.snapshots)][0]
@@ -182,8 +183,8 @@ def findings(seeds: tuple[int, ...] = (0, 1, 2)) -> None:
     ``python -m benchmarks.bench_training --findings``: the numbers quoted in the presets'
     descriptions on the page (assets/i18n/*/training.json, ``tr.expect_*``) come from this.
     """
+    from core.findings import measure_findings
     from core.presets import PRESETS, preset_config
-    from core.training import measure_findings
 
     columns = [
         "val/best",
@@ -205,9 +206,9 @@ def findings(seeds: tuple[int, ...] = (0, 1, 2)) -> None:
             found = measure_findings(result)
             diag = {d.id: d.value for d in found.diagnostics}
             rows.append([
-                found.val_loss / result.baselines["optimum"], diag["oscillation"], diag["redundancy"],
-                found.shuffle["ratio"], found.attention["recent3"], found.prefix_error / found.val_loss,
-                found.rollout["model"] / found.rollout["last_value"], seconds,
+                found.val_loss / result.baselines.optimum, diag["oscillation"], diag["redundancy"],
+                found.shuffle.ratio, found.attention.recent3, found.prefix_error / found.val_loss,
+                found.rollout.model / found.rollout.last_value, seconds,
             ])  # fmt: skip
         means = [sum(col) / len(col) for col in zip(*rows, strict=True)]
         print(f"{name:16s} " + " ".join(f"{m:12.3g}" for m in means))

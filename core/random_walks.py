@@ -12,34 +12,12 @@ Shapes: N windows, T + 1 values per window.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 
 #: Windows start every STRIDE values of a walk (overlapping windows, like the post's sliding window).
 STRIDE = 4
-
-
-class ByKey:
-    """Read access by field name (``baselines["optimum"]``), as the dicts these results replace had.
-
-    A stopgap for callers not yet moved to attributes (``tests/app/test_questions.py`` and
-    ``benchmarks/bench_training.py``, which also passes :class:`Baselines` where a mapping is
-    expected); new code reads attributes. Remove once those callers do too.
-    """
-
-    def keys(self) -> tuple[str, ...]:
-        """The field names, in order."""
-        return tuple(f.name for f in fields(self))
-
-    def items(self) -> tuple[tuple[str, float], ...]:
-        """(field name, value) pairs, in order."""
-        return tuple((name, getattr(self, name)) for name in self.keys())
-
-    def __getitem__(self, name: str) -> float:
-        if name not in self.keys():
-            raise KeyError(name)
-        return getattr(self, name)
 
 
 @dataclass(frozen=True)
@@ -131,7 +109,7 @@ def random_walk_dataset(
 
 
 @dataclass(frozen=True)
-class Baselines(ByKey):
+class Baselines:
     """Next-step MSE of three reference predictors, on the same windows as the model.
 
     Attributes:

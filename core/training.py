@@ -35,7 +35,6 @@ import numpy as np
 import torch
 
 from core.diagnostics import head_diversity_penalty
-from core.findings import measure_findings  # noqa: F401 (re-exported for benchmarks/bench_training.py)
 from core.random_walks import (  # noqa: F401 (re-exported: the training API of issue 4)
     STRIDE,
     Baselines,

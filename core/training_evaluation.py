@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from core.diagnostics import effective_support
-from core.random_walks import ByKey, RandomWalkData
+from core.random_walks import RandomWalkData
 from core.threads import one_thread
 from core.transformer import ToyTransformer
 
@@ -133,7 +133,7 @@ def rollout(model: ToyTransformer, windows: torch.Tensor, context: int) -> torch
 
 
 @dataclass(frozen=True)
-class RolloutError(ByKey):
+class RolloutError:
     """MSE of a rollout against the truth, averaged over the generated steps and the windows.
 
     Attributes:
@@ -170,7 +170,7 @@ def rollout_error(model: ToyTransformer, windows: torch.Tensor, context: int | N
 
 
 @dataclass(frozen=True)
-class ShuffleTest(ByKey):
+class ShuffleTest:
     """The post's shuffled-history test: MSE of the prediction of a window's last value x[T].
 
     Attributes:
@@ -251,7 +251,7 @@ def uniform_attention_by_distance(seq_len: int, causal: bool = True) -> np.ndarr
 
 
 @dataclass(frozen=True)
-class AttentionSummary(ByKey):
+class AttentionSummary:
     """Where the attention mass goes, each share beside the same share for uniform attention.
 
     Shares are of the total mass, averaged over layers, heads, queries and windows.

@@ -420,9 +420,9 @@ def test_training_questions_before_and_after_training():
     run = at.session_state["tr_live"].run
     found = at.session_state["tr_live"].findings[1]  # what the page measured and showed
     a = found.attention
-    recent = a["recent3"] >= verdicts.RECENT_FACTOR * a["recent3_uniform"]
+    recent = a.recent3 >= verdicts.RECENT_FACTOR * a.recent3_uniform
     check_choice(at, "tr_recent", "yes" if recent else "no")
-    ratio = found.shuffle["ratio"]
+    ratio = found.shuffle.ratio
     shuffle = (
         "collapse"
         if ratio >= verdicts.COLLAPSE_RATIO

@@ -106,16 +106,6 @@ def test_optimum_baseline_is_the_step_noise():
     assert base.last_value == pytest.approx(0.01 / (1 - 0.64), rel=0.08)
 
 
-def test_baselines_read_by_key_as_the_dicts_they_replace():
-    """The stopgap for callers not yet on attributes (``ByKey``): same fields, same values."""
-    base = tr.baseline_losses(tr.random_walk_dataset(7, 3, 6, seed=2).val)
-    assert base.keys() == ("mean", "last_value", "optimum")
-    assert dict(base.items()) == {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-    assert base["optimum"] == base.optimum
-    with pytest.raises(KeyError):
-        base["median"]
-
-
 # --- training mechanics --------------------------------------------------------------------
 
 

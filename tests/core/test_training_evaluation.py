@@ -140,18 +140,6 @@ def test_attention_summary_against_a_loop(causal):
         assert got.future == 0.0 and got.ahead == 0.0  # noqa: PT018
 
 
-def test_results_read_by_key_as_the_dicts_they_replace():
-    """The stopgap for callers not yet on attributes (``ByKey``): same fields, same values."""
-    run = tr.start_run(SMALL)
-    for result in (
-        ev.rollout_error(run.model, run.data.val),
-        ev.evaluate_shuffled(run.model, run.data.val),
-        ev.attention_summary(run),
-    ):
-        assert result.keys() == tuple(f.name for f in dataclasses.fields(result))
-        assert all(result[f.name] == getattr(result, f.name) for f in dataclasses.fields(result))
-
-
 def test_attention_by_distance_against_a_loop():
     w = torch.rand(2, 3, 5, 5, dtype=torch.float64)
     w = w / w.sum(-1, keepdim=True)
