@@ -1,4 +1,5 @@
 # Attention = kernel regression: the Streamlit app, CPU only, offline at run time.
+#   docker build -t attention-lesson .   (the name deploy/compose.yaml and deploy/k8s run)
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -15,8 +15,9 @@ p95 <= 1 s and 0 errors. The main run counts as one point of the sweep.
 
 Printed per run: reruns/s, p50 / p95 / max rerun latency, errors, the students' sessions per replica
 (X-Replica of the websocket) and whether each websocket reached the replica its cookie names, the
-peak RSS summed over the replicas (sampled every 0.25 s), CPU seconds of the replicas, of HAProxy
-and of the load generator, and the load average before and after. Then the ratio of throughput
+peak RSS summed over the replicas (sampled every 0.25 s), CPU seconds of the replicas (a replica
+restarted during the run counted in both its processes), of HAProxy and of the load generator, and
+the load average before and after. Then the ratio of throughput
 2 vs 1 replicas, the p95 comparison and pass / fail against issue 9's targets: 2 replicas give
 >= 1.7x the reruns/s of one at equal or better p95, and hold 30 students with p95 <= 1 s, 0 errors.
 
@@ -41,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -115,6 +116,10 @@ class Serving:
         for name, pid in re.findall(r"^\[serve\] (app\d+): \S+ pid (\d+)", self.output(), re.M):
             found.setdefault(name, []).append(int(pid))
         return found
+
+    def current_pids(self) -> dict[str, int]:
+        """name -> pid of each replica's process now (the last one serve.py started)."""
+        return {name: ps[-1] for name, ps in self.pids().items()}
 
     def proxy_pid(self) -> int | None:
         m = re.search(r"^\[serve\] haproxy: pid (\d+)", self.output(), re.M)
@@ -200,14 +205,25 @@ def warm_up(serving: Serving) -> list[str]:
 
 
 class Sampler:
-    """Peak RSS summed over the replicas' process trees, and CPU seconds of replicas and proxy."""
+    """Peak RSS summed over the replicas' process trees, and CPU seconds of replicas and proxy.
 
-    def __init__(self, replicas: dict[str, int], proxy: int | None, interval: float = 0.25) -> None:
+    ``replicas()`` says which process each replica is now (name -> pid) and is asked at every
+    sample, so a replica that ``serve.py`` restarts during the run is followed: its new process
+    counts from its start (it began after the first sample, so all its CPU time falls in the
+    run), the old one up to its last sample. Sample with ``record()`` or, as a context manager,
+    every ``interval`` seconds in a thread.
+    """
+
+    def __init__(
+        self, replicas: Callable[[], dict[str, int]], proxy: int | None, interval: float = 0.25
+    ) -> None:
         self.replicas, self.proxy, self.interval = replicas, proxy, interval
         self.peak_total: int | None = None
         self.peak_each: dict[str, int] = {}
+        self.replica_pids: set[int] = set()  # every replica process seen
         self._cpu0: dict[int, float] = {}
         self._cpu1: dict[int, float] = {}
+        self._first = True
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -226,36 +242,48 @@ class Sampler:
                 cpu += t.user + t.system
         return rss, cpu
 
-    def _record(self) -> None:
+    def _note_cpu(self, pid: int, cpu: float) -> None:
+        # A process first seen after the first sample was started during the run: from zero.
+        self._cpu0.setdefault(pid, cpu if self._first else 0.0)
+        if cpu or pid not in self._cpu1:  # a process that just died reads 0: keep its last sample
+            self._cpu1[pid] = cpu
+
+    def record(self) -> None:
+        """One sample of every replica's current process (and the proxy)."""
         total = 0
-        for name, pid in self.replicas.items():
+        for name, pid in self.replicas().items():
             rss, cpu = self._tree(pid)
             total += rss
             self.peak_each[name] = max(self.peak_each.get(name, 0), rss)
-            self._cpu0.setdefault(pid, cpu)
-            self._cpu1[pid] = cpu
+            self.replica_pids.add(pid)
+            self._note_cpu(pid, cpu)
         self.peak_total = max(self.peak_total or 0, total)
         if self.proxy is not None:
-            cpu = self._tree(self.proxy)[1]
-            self._cpu0.setdefault(self.proxy, cpu)
-            self._cpu1[self.proxy] = cpu
+            self._note_cpu(self.proxy, self._tree(self.proxy)[1])
+        self._first = False
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
-            self._record()
+            self.record()
 
     def __enter__(self) -> Sampler:
-        self._record()
+        self.record()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
-        self._record()
+        self.record()
 
-    def cpu(self, pids: Sequence[int]) -> float:
+    def cpu(self, pids: Iterable[int]) -> float:
+        """CPU seconds the processes ``pids`` (with their children) used between the samples."""
         return sum(self._cpu1.get(p, 0.0) - self._cpu0.get(p, 0.0) for p in pids)
+
+    @property
+    def replicas_cpu_s(self) -> float:
+        """CPU seconds of every replica process seen, restarted ones included."""
+        return self.cpu(self.replica_pids)
 
 
 def measure(
@@ -263,10 +291,9 @@ def measure(
 ) -> Measurement:
     """One load run through the proxy, in a child process (Locust's gevent patching stays there)."""
     out, log = tmp / f"load-{users}-{len(serving.replicas)}.json", tmp / f"load-{users}.out"
-    pids = {name: ps[-1] for name, ps in serving.pids().items()}
     restarts_before = sum(len(ps) for ps in serving.pids().values())
     before = load_average()
-    with Sampler(pids, serving.proxy_pid()) as sampler, log.open("w") as sink:
+    with Sampler(serving.current_pids, serving.proxy_pid()) as sampler, log.open("w") as sink:
         code = subprocess.run(
             [
                 sys.executable, "-m", "benchmarks.load", "--host", serving.url, "--users", str(users),
@@ -301,7 +328,7 @@ def measure(
         affinity_misses=r["affinity_misses"],
         peak_rss_bytes=sampler.peak_total,
         peak_rss_per_replica=sampler.peak_each,
-        replicas_cpu_s=sampler.cpu(list(pids.values())),
+        replicas_cpu_s=sampler.replicas_cpu_s,
         proxy_cpu_s=sampler.cpu([proxy]) if proxy is not None else None,
         client_cpu_s=r["client_cpu_s"],
         load_before=before,

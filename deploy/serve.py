@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 PRODUCTION_TOML = ROOT / "deploy" / "streamlit-production.toml"
 HEALTH = "/_stcore/health"
@@ -187,7 +188,8 @@ class Replica:
         say(f"{self.name}: {self.url} pid {self.proc.pid} log {self.log_path}")
 
 
-def make_replicas(count: int, base_port: int, log_dir: Path) -> list[Replica]:
+def make_replicas(count: int, base_port: int, log_dir: Path, script: Path = APP) -> list[Replica]:
+    """``count`` replicas of ``script`` (the app; tests pass another) with the production flags."""
     flags = production_flags()
     env = dict(os.environ)
     # One secret for all replicas, so that signed cookies stay valid on whichever replica a browser
@@ -197,7 +199,7 @@ def make_replicas(count: int, base_port: int, log_dir: Path) -> list[Replica]:
     for i in range(1, count + 1):
         port = base_port + i
         argv = [
-            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+            sys.executable, "-m", "streamlit", "run", str(script),
             "--server.address=127.0.0.1", f"--server.port={port}", *flags,
         ]  # fmt: skip
         replicas.append(Replica(f"app{i}", port, log_dir / f"app{i}.log", argv, env))

@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +108,55 @@ class Served:
             self.proc.kill()
             self.proc.wait(timeout=10)
             raise
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is dead: it only waits for its parent)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def process_groups() -> dict[int, int]:
+    """pid -> process group of every live process on the machine."""
+    groups = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                groups[int(entry.name)] = int(fields[2])
+    return groups
+
+
+def assert_stops_everything(served: Served, sig: int) -> None:
+    """Send ``sig`` to ``deploy/serve.py``: it stops cleanly and nothing it started is left.
+
+    Checked by pid: serve.py exits 0 through its own handler (it names the signal), HAProxy and
+    every replica it ever started are gone, nothing is left in their process groups (a child a
+    replica might have started), and the proxy's port refuses connections.
+    """
+    pids = served.all_pids()
+    children = pids - {served.proc.pid}
+    assert len(children) >= 3, served.output()  # haproxy and at least two replicas
+    # Each child leads its own process group; the replicas and haproxy answer now.
+    assert all(process_groups().get(pid) == pid for pid in children if alive(pid))
+    assert served.stop(sig, timeout=40) == 0
+    assert f"[serve] {signal.Signals(sig).name}: stopping" in served.output()
+    assert "[serve] stopped" in served.output()
+    # serve.py waited for its children; a grandchild re-parented to init may need a moment to go.
+    deadline = time.monotonic() + 5
+    while [pid for pid in pids if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in pids if alive(pid)] == []
+    left = {pid: group for pid, group in process_groups().items() if group in children}
+    assert left == {}
+    with pytest.raises(urllib.error.URLError, match="refused"):
+        urllib.request.urlopen(f"{served.url}/_stcore/health", timeout=5)
 
 
 def start_serve(tmp: Path, replicas: int, *extra: str) -> Served:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ K8S_VERSION = "1.30"
 HEALTH = "/_stcore/health"
 APP_PORT = 8501
 K8S_FILES = ("deployment.yaml", "service.yaml", "ingress.yaml", "hpa.yaml")
+#: The image's one name: the README builds it, compose builds and runs it, Kubernetes runs it.
+IMAGE = "attention-lesson"
 
 
 # ---------------------------------------------------------------- Compose
@@ -177,6 +180,19 @@ def test_haproxy_compose_cfg():
     assert "nameserver dns1 127.0.0.11:53" in lines[4]  # Docker's embedded DNS
 
 
+def test_haproxy_compose_cfg_is_valid(haproxy):
+    # The compose proxy's two files, read as compose reads them (haproxy.cfg first), are a valid
+    # configuration for the HAProxy `make serve` runs (Debian 12: 2.6); compose.yaml says so.
+    check = subprocess.run(
+        [haproxy, "-c", "-f", str(DEPLOY / "haproxy.cfg"), "-f", str(DEPLOY / "haproxy.compose.cfg")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "WARNING" not in check.stdout + check.stderr
+
+
 def test_haproxy_cfg_leaves_the_backend_to_the_servers_file():
     sections = [
         line.strip()
@@ -255,7 +271,7 @@ def _check_deployment(deployment: dict) -> None:
     pod = deployment["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     container = _container(deployment)
-    assert container["image"] == "attention-kernel-app:latest"
+    assert container["image"] == f"{IMAGE}:latest"
     ports = {p.get("name", p["containerPort"]): p["containerPort"] for p in container["ports"]}
     assert APP_PORT in ports.values()
     for probe in ("readinessProbe", "livenessProbe"):
@@ -376,3 +392,71 @@ def test_containers_run_with_the_production_settings(compose):
     assert compose["services"]["app"]["environment"] == wanted
     container = _container(_k8s("deployment.yaml"))
     assert {e["name"]: e["value"] for e in container["env"]} == wanted
+
+
+# ---------------------------------------------------------------- one image name
+
+
+def _image_name(reference: str) -> str:
+    """The name in an image reference: ``reg.example:5000/attention-lesson:1.0`` -> ``attention-lesson``."""
+    return reference.split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+
+
+def _docker_run_image(line: str) -> str:
+    """The image of a ``docker run ...`` command line (the first word that is no option or option value)."""
+    words = line.split("docker run", 1)[1].split("#")[0].split()
+    takes_value = {"-p", "--publish", "-e", "--env", "--name", "-v", "--volume"}
+    i = 0
+    while words[i].startswith("-"):
+        i += 2 if words[i] in takes_value else 1
+    return words[i]
+
+
+def _image_names(readme: str, dockerfile: str, compose: dict, deployment: dict, kustomization: dict) -> dict:
+    """Where the image is named -> the set of names said there."""
+    names = {
+        "README docker build": re.findall(r"docker build -t (\S+)", readme),
+        "README docker run": [_docker_run_image(x) for x in readme.splitlines() if "docker run" in x],
+        "README docker tag/push": re.findall(r"docker (?:tag|push) (\S+)(?: (\S+))?", readme),
+        "README cluster loads": re.findall(r"(?:docker-image|image load) (\S+?)`", readme),
+        "README kustomize": re.findall(r"set image (\S+)=(\S+)\)?", readme),
+        "Dockerfile": re.findall(r"docker build -t (\S+)", dockerfile),
+        "compose.yaml": [compose["services"]["app"]["image"]],
+        "deployment.yaml": [_container(deployment)["image"]],
+        "kustomization.yaml images": [entry["name"] for entry in kustomization.get("images", [])],
+    }
+    flat = {}
+    for where, found in names.items():
+        refs = [r for item in found for r in (item if isinstance(item, tuple) else (item,)) if r]
+        flat[where] = {_image_name(r) for r in refs}
+    return flat
+
+
+def _check_one_image_name(names: dict) -> None:
+    missing = [where for where, found in names.items() if not found]
+    assert missing == [], f"no image named in {missing}"
+    assert {where: found for where, found in names.items() if found != {IMAGE}} == {}
+
+
+def _image_sources() -> tuple[str, str, dict, dict, dict]:
+    compose = _interpolate(yaml.safe_load((DEPLOY / "compose.yaml").read_text()), env={})
+    readme, dockerfile = (ROOT / "README.md").read_text(), (ROOT / "Dockerfile").read_text()
+    return readme, dockerfile, compose, _k8s("deployment.yaml"), _k8s("kustomization.yaml")
+
+
+def test_one_image_name_everywhere():
+    _check_one_image_name(_image_names(*_image_sources()))
+    assert _image_name("registry.example:5000/attention-lesson:1.0") == "attention-lesson"
+    assert _docker_run_image("docker run --rm -p 8501:8501 attention-lesson   # open") == "attention-lesson"
+
+
+def test_a_second_image_name_is_caught():
+    readme, dockerfile, compose, deployment, kustomization = _image_sources()
+    _container(deployment)["image"] = "attention-kernel-app:latest"  # the name it had before
+    with pytest.raises(AssertionError, match=r"deployment\.yaml"):
+        _check_one_image_name(_image_names(readme, dockerfile, compose, deployment, kustomization))
+    del kustomization["images"]  # the override kustomize needs to reach the Deployment's image
+    with pytest.raises(AssertionError, match="kustomization"):
+        _check_one_image_name(
+            _image_names(readme, dockerfile, compose, _k8s("deployment.yaml"), kustomization)
+        )

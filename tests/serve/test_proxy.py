@@ -12,11 +12,9 @@ import os
 import signal
 import subprocess
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -24,6 +22,7 @@ from app import PAGES
 from deploy.serve import HAPROXY_CFG, servers_cfg
 from tests.conftest import ROOT
 from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
+from tests.serve.conftest import assert_stops_everything
 
 pytestmark = pytest.mark.e2e
 
@@ -270,41 +269,6 @@ def test_failover_when_a_replica_dies(students, served, browser):
     assert "is UP" in served.output()
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie is dead: it only waits for its parent)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _process_groups() -> dict[int, int]:
-    """pid -> process group of every live process on the machine."""
-    groups = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                groups[int(entry.name)] = int(fields[2])
-    return groups
-
-
 def test_ctrl_c_stops_every_process_it_started(served):
-    pids = served.all_pids()
-    assert len(pids) >= 4  # serve.py, haproxy, two replicas (three after the failover test)
-    # Each child leads its own process group; the replicas and haproxy answer now.
-    children = pids - {served.proc.pid}
-    assert all(_process_groups().get(pid) == pid for pid in children if _alive(pid))
-    assert served.stop(signal.SIGINT, timeout=40) == 0
-    assert "[serve] stopped" in served.output()
-    time.sleep(0.5)
-    assert [pid for pid in pids if _alive(pid)] == []
-    # Nothing left in their process groups either (a child a replica might have started).
-    left = {pid: group for pid, group in _process_groups().items() if group in children}
-    assert left == {}
-    with pytest.raises(urllib.error.URLError, match="refused"):
-        urllib.request.urlopen(f"{served.url}/_stcore/health", timeout=5)
+    # serve.py, haproxy, two replicas (three after the failover test): SIGINT is Ctrl+C.
+    assert_stops_everything(served, signal.SIGINT)
