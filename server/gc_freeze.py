@@ -1,8 +1,9 @@
 """Keep Python's full garbage collections off the objects that live as long as the process.
 
-After the warm-up imports (``server.warmup``) the process holds ~380k objects of torch, plotly,
+After the warm-up imports (``server.warmup``) the process holds ~270k objects of torch, plotly,
 pandas and Streamlit that are never freed, yet each full collection walked all of them with the GIL
-held, stalling every session of the server (measured gain: see ``server/__init__.py``).
+held (~170 ms of CPU, ``python -m benchmarks server --parts gc``), stalling every session of the
+server.
 ``gc.freeze`` is Python's tool for this "import, then serve" pattern: it moves every object alive
 now into a permanent generation the collector skips. Objects made later (sessions, caches,
 figures) are collected as usual (``tests/server/test_gc_freeze.py``).
