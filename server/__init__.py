@@ -21,7 +21,8 @@ least, and ratios; the README has the table):
   75 ms (every section open: 60 vs 101), kernel regression 38 vs 45 (59 vs 88), kernels to
   attention 44 vs 63, multi-head 36 vs 41 (68 vs 93), kernel approximation 40 vs 41 (35 vs 55).
 - ``ATTN_TCP_NODELAY`` (:mod:`server.tcp`, replaces asyncio's private ``_set_nodelay``): no Nagle
-  delay. A bandwidth step, message sent to ``script_finished``: median 48 vs 74 ms, p90 72 vs 118.
+  delay. A bandwidth step, message sent to ``script_finished``: median 48 vs 74 ms and 56 vs 84 ms
+  (two runs; the 40 ms delayed ACK, part of the time).
 - ``ATTN_GC_FREEZE`` (:mod:`server.gc_freeze`): ``gc.freeze()`` after the warm-up. A full
   collection (GIL held) skips the ~272,000 imported objects: ~0 vs 170 ms of CPU each time.
 - ``ATTN_FAST_CACHE`` (``ui.caching.use_lru``): the app's cached calls keyed by one digest of their
