@@ -33,10 +33,8 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
 CALLS = 200
 ROUNDS = 5
 PAGES = ("scaled-dot-product", "kernel-regression")
