@@ -74,7 +74,7 @@ test: lint
 	$(PY) -m pytest
 
 test-core: $(VENV)/.dev-installed
-	$(PY) -m pytest tests/core tests/figures
+	$(PY) -m pytest tests/core tests/figures tests/server
 
 test-app: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/app

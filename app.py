@@ -10,11 +10,11 @@ from pathlib import Path
 
 import streamlit as st
 
+import server
 from ui import classroom
 from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
-from ui.warmup import import_everything
 
 ROOT = Path(__file__).resolve().parent
 
@@ -67,7 +67,7 @@ def build_pages() -> list[st.Page]:
 
 
 def main() -> None:
-    import_everything()  # a class opening a fresh server at once must not race on imports
+    server.install()  # the speed machinery, once per process; each part switchable (server/__init__.py)
     presenting = classroom.requested()
     st.set_page_config(
         page_title="Attention = Kernel Regression",

@@ -30,6 +30,7 @@ def _script() -> None:
     import numpy as np
     import streamlit as st
 
+    import server
     from benchmarks.bench_show_figure import FIGURES, REPEAT
     from core.nadaraya_watson import nw_predict
     from figures.export import figure_csv
@@ -38,6 +39,7 @@ def _script() -> None:
     from ui.i18n import t
     from ui.layout import PLOTLY_CONFIG, show_figure
 
+    server.install()  # as app.main does: each figure serialised once (server.plotly_spec)
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(-3, 3, 100))
     y = np.sin(x) + 0.3 * rng.normal(size=100)

@@ -34,7 +34,7 @@ HOUSE_TEMPLATE = "attention_house"
 #: every figure carries (and Plotly copies, serialises and sends) its own copy of the template, and
 #: plotly_white's full 7 KB (styles for 3-D, maps, polar, carpet ... traces) cost ~0.8 ms per
 #: figure to copy and most of a small figure's bytes. A new trace type must be added here
-#: (``tests/figures/test_plotly_spec.py`` checks every figure the pages show).
+#: (``tests/server/test_plotly_spec.py`` checks every figure the pages show).
 TRACE_TYPES = ("bar", "heatmap", "scatter", "table")
 #: plotly_white's layout parts for subplot kinds the app never draws.
 UNUSED_LAYOUT = ("geo", "polar", "scene", "ternary")

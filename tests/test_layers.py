@@ -1,5 +1,6 @@
 """The layer rule of STYLE.md, enforced: core never imports the UI, figures never import Streamlit,
-figures never compute (no core), and pages hold no math (no torch or numpy: they call core through ui)."""
+figures never compute (no core), pages hold no math (no torch or numpy: they call core through ui),
+and the server layer (speed machinery) is installed by app.py alone."""
 
 from __future__ import annotations
 
@@ -35,4 +36,19 @@ def test_layer_imports(layer):
         for name in _imports(path):
             if name.split(".")[0] in FORBIDDEN[layer] or name in FORBIDDEN[layer]:
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert bad == []
+
+
+#: Where ``server`` (the speed machinery) may be imported: the router installs it with one visible
+#: call, tests and benchmarks measure it; the package itself. Nothing else may depend on it.
+SERVER_IMPORTERS = ("app.py", "server", "tests", "benchmarks")
+
+
+def test_only_the_router_imports_the_server_layer():
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] in (*SERVER_IMPORTERS, ".venv") or relative.parts[0].startswith("."):
+            continue
+        bad += [f"{relative} imports {name}" for name in _imports(path) if name.split(".")[0] == "server"]
     assert bad == []

@@ -3,11 +3,19 @@
 Every cached call computes its key on every rerun, hit or miss. Streamlit's ``st.cache_data`` /
 ``st.cache_resource`` hash each argument separately: a signature lookup, two hasher passes per
 argument, and a dataclass through ``dataclasses.asdict`` (a deep copy), a list element by element.
-That was ~0.5 ms a call, 10-15% of an unchanged rerun (scaled dot-product: 16 cached calls,
-5 ms of 40). Here the key is one BLAKE2b digest of ``pickle.dumps((args, kwargs))`` (one C call
-each, ~20-50 µs): equal contents give equal pickles within a process, so equal arguments hit;
-any change (an array element, a label) misses. Arguments pickle cannot take (a lambda, a lock)
-go to the same function cached by Streamlit (:func:`fast_hash_funcs`), as before.
+Here the key is one BLAKE2b digest of ``pickle.dumps((args, kwargs))`` (one C call each): equal
+contents give equal pickles within a process, so equal arguments hit; any change (an array
+element, a label) misses. Arguments pickle cannot take (a lambda, a lock) go to the same function
+cached by Streamlit (:func:`fast_hash_funcs`), as before.
+
+Measured again on the pinned Streamlit 1.67 (``python -m benchmarks caching``, 2026-12-03, CPU
+time, inside a script run) against ``st.cache_data`` / ``st.cache_resource`` given the same
+``hash_funcs``, on the pages' typical arguments (arrays of 200 and 2,000 floats, a frozen ``core``
+dataclass, a tuple of 60 floats): a hit costs 19-65 µs here against 230-590 µs (4.5-27x), a miss
+25-110 µs against 320-600 µs; an unchanged rerun with every section open costs 58 against 72 ms of
+CPU on scaled dot-product and 46 against 58 ms on kernel regression. So this module stays. Which
+of the two serves the calls is the server layer's choice (:func:`use_lru`, ``ATTN_FAST_CACHE=0``
+in ``server.install``); the app is correct with either.
 
 ``data(max_entries=N)`` keeps ``st.cache_data``'s contract: a hit returns a fresh copy (the value is
 stored pickled, as Streamlit stores it), so a caller may mutate what it gets. ``resource(...)``
@@ -27,6 +35,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from types import CodeType
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -120,6 +129,8 @@ class LruCache:
         return pickle.loads(stored)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not _lru:
+            return self._fallback(*args, **kwargs)
         key = digest(args, kwargs)
         if key is None:
             return self._fallback(*args, **kwargs)
@@ -148,24 +159,55 @@ class LruCache:
         return len(self._entries)
 
 
-#: (module, qualified name, bytecode and constants, copy) -> its cache: a function defined again (a module run
-#: again) keeps its cache, as Streamlit's caches do; changed code gets a new one. Closures (whose
-#: captured cells may differ between definitions) always get their own.
-_REGISTRY: dict[tuple[str, str, bytes, tuple, bool], LruCache] = {}
+#: (module, qualified name, code object, pickled defaults, copy, bound) -> its cache: a function
+#: defined again (a page script run again) keeps its cache, as Streamlit's caches do; changed code,
+#: other defaults (``def f(x, k=2)`` vs ``k=3``: the same bytecode) or another bound get a new one.
+#: Closures (whose captured cells may differ between definitions) and functions whose defaults
+#: pickle refuses always get their own.
+_REGISTRY: dict[tuple[str, str, CodeType, bytes, bool, int], LruCache] = {}
 _registry_lock = threading.Lock()
+
+
+def _registry_key(fn: Callable[..., Any], max_entries: int, copy: bool) -> tuple | None:
+    """What makes two definitions of ``fn`` the same cached function; None: give it its own cache.
+
+    A code object compares equal to another only with the same bytecode, constants, names and
+    source lines; the defaults live on the function, not its code, so they are part of the key.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__closure__", None):
+        return None
+    try:
+        defaults = pickle.dumps((fn.__defaults__, fn.__kwdefaults__), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return (fn.__module__, fn.__qualname__, code, defaults, copy, max_entries)
 
 
 def _cache(
     fn: Callable[..., Any], max_entries: int, copy: bool, fallback: Callable[[], Callable]
 ) -> LruCache:
-    code = getattr(fn, "__code__", None)
-    if code is None or getattr(fn, "__closure__", None):  # a closure's cells may differ: its own cache
+    key = _registry_key(fn, max_entries, copy)
+    if key is None:
         return LruCache(fn, max_entries, copy=copy, fallback=fallback())
-    key = (fn.__module__, fn.__qualname__, code.co_code, code.co_consts, copy)
     with _registry_lock:
         if key not in _REGISTRY:
             _REGISTRY[key] = LruCache(fn, max_entries, copy=copy, fallback=fallback())
         return _REGISTRY[key]
+
+
+#: True: cached calls use :class:`LruCache`; False: Streamlit's cache of the same function (each
+#: cache's ``fallback``). Set by ``server.install`` (``ATTN_FAST_CACHE=0``: False).
+_lru = True
+
+
+def use_lru(on: bool) -> None:
+    """Serve every cached call from this module's LRUs (True) or from Streamlit's caches (False).
+
+    Read on every call, so it applies to functions already cached; the two keep separate stores.
+    """
+    global _lru
+    _lru = bool(on)
 
 
 def data(*, max_entries: int) -> Callable[[F], F]:

@@ -14,11 +14,8 @@ from figures.export import figure_csv
 from ui import caching, classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
-from ui.plotly_spec import Marks, marked_spec
-from ui.plotly_spec import install as _install_plotly_spec
+from ui.plotly_spec import Marks
 from ui.router import ensure_routed
-
-_install_plotly_spec()  # every figure object is serialised once (see ui.plotly_spec)
 
 #: Plotly config for every chart: no logo, and the download button saves a big PNG for slides.
 PLOTLY_CONFIG: dict[str, Any] = {
@@ -148,7 +145,7 @@ def show_figure(
     pairs, one line of the note each.
     """
     shown = _for_projector(fig) if classroom.presenting() else fig
-    chart = marked_spec(shown, marks) if marks is not None else shown
+    chart = marks.over(shown) if marks is not None else shown
     element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
     caption = ""
     if look_for_key:

@@ -1,132 +1,26 @@
-"""Serialise each Plotly figure once, not on every rerun.
+"""Marks drawn over a cached figure: what ``ui.layout.show_figure`` hands ``st.plotly_chart``.
 
-``st.plotly_chart`` re-validates a figure on every call (``plotly.tools.
-return_figure_from_figure_or_data(fig, validate_figure=True)`` rebuilds a ``go.Figure`` from
-``fig.to_dict()``) and then re-serialises it with ``plotly.io.to_json``: 5-25 ms a figure, on
-every rerun, even when the figure object is the very one shown last time (figure builders are
-cached by ``ui.layout.cached_figure`` and shared). The app's figures are validated when they are
-built and never mutated after they are shown, so the JSON of a figure object is computed once and
-kept with the object (a weak reference: it goes when the figure goes).
-
-That dict is made by :func:`plain` from the figure's own validated properties, not by
-``fig.to_dict()``: Plotly deep-copies the whole figure (its ~7 KB template included) before turning
-its numpy arrays into typed arrays, which cost as much as building the figure (~2 ms a chart). The
-result is the same JSON (``tests/figures/test_plotly_spec.py`` compares them on every kind of value
-the app's figures hold).
-
-:func:`install` wraps the two plotly functions Streamlit calls; anything that is not a
-``go.Figure`` (dicts, matplotlib figures) takes Plotly's own path unchanged.
+A figure cached on its data (``ui.layout.cached_figure``) is shown with marks that follow a control
+(the current d_k on scaled dot-product). :class:`Marked` is the figure with its marks as the plain
+dict ``st.plotly_chart`` accepts; it changes neither the figure nor Plotly. Without the server's
+Plotly fast path, Plotly validates that dict into a new figure (~45 ms for the d_k chart); with it
+(``server.plotly_spec``, installed by ``app.main``) the marks are added to the figure's dict, made
+once per figure, and a step of the control costs one JSON serialisation (~0.5 ms). Both give the
+same JSON (``tests/server/test_plotly_spec.py``).
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import plotly.graph_objects as go
-import plotly.io
-import plotly.tools
-from _plotly_utils.basevalidators import is_homogeneous_array
-from _plotly_utils.utils import is_skipped_key, to_typed_array_spec
-
-#: id(figure) -> (a weak reference to it, its spec). Figures are unhashable (they define __eq__),
-#: so they are keyed by identity; the entry is dropped when the figure is collected.
-_specs: dict[int, tuple[weakref.ref, _Spec]] = {}
-_lock = threading.Lock()
-_installed = False
-
-
-class _Spec(dict):
-    """A figure's plain dict (what Streamlit inspects for its size) with its JSON attached."""
-
-    json: str
-
-
-def spec(fig: go.Figure) -> _Spec:
-    """The figure's dict and JSON, computed on first use and kept for the figure's lifetime."""
-    key = id(fig)
-    with _lock:
-        entry = _specs.get(key)
-    if entry is not None and entry[0]() is fig:
-        return entry[1]
-    found = _Spec(plain(fig))
-    found.json = _to_json(found, validate=False)
-    with _lock:
-        _specs[key] = (weakref.ref(fig, lambda _, key=key: _forget(key)), found)
-    return found
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _array_like(value: Any) -> bool:
-    """What Plotly turns into a typed array when it is a dict value (numpy arrays, pandas series)."""
-    if isinstance(value, np.ndarray):
-        return True
-    return not isinstance(value, (_SCALARS, dict, list, tuple)) and is_homogeneous_array(value)
-
-
-#: The last template converted and its plain form: every figure holds its own copy of the same
-#: house template (~7 KB, most of a small figure), and comparing two copies (~7 µs, in C) is far
-#: cheaper than walking one (~0.45 ms).
-_last_template: tuple[Any, Any] = (None, None)
-
-
-def _plain_template(template: Any) -> Any:
-    global _last_template
-    source, converted = _last_template
-    if source is None or template != source:
-        converted = _plain_value(template)
-        _last_template = (template, converted)
-    return converted
-
-
-def _plain_item(key: str, item: Any) -> Any:
-    """A dict's value, as Plotly's ``convert_to_base64`` leaves it (without changing ``item``)."""
-    if is_skipped_key(key):
-        return item
-    if key == "template" and isinstance(item, dict):
-        return _plain_template(item)
-    if _array_like(item):
-        return to_typed_array_spec(item)
-    return _plain_value(item)
-
-
-def _plain_value(value: Any) -> Any:
-    """A copy of the containers in ``value`` with its dicts' array values as typed arrays."""
-    if isinstance(value, dict):
-        return {key: _plain_item(key, item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        if any(isinstance(item, (dict, list, tuple)) for item in value):
-            return [_plain_value(item) for item in value]
-        return value  # scalars (or arrays, which Plotly leaves to the JSON encoder): shared, not copied
-    return value
-
-
-def plain(fig: go.Figure) -> dict:
-    """``fig.to_dict()`` without its deep copy: the same dict for JSON, sharing the figure's leaves.
-
-    Plotly's ``to_dict`` deep-copies ``fig``'s data and layout, then replaces every array held as
-    a dict value by a typed array (``{"dtype", "bdata"}``, skipping keys such as ``range``). This
-    builds new dicts and lists only where they hold something to replace, and leaves lists of
-    scalars and strings shared with the figure, which is never mutated once it is shown.
-    """
-    if fig._frame_objs:  # animations: not in this app; Plotly's own path
-        return fig.to_dict()
-    return {"data": [_plain_value(trace) for trace in fig._data], "layout": _plain_value(fig._layout)}
 
 
 @dataclass(frozen=True)
 class Marks:
     """Shapes and annotations drawn over a figure without rebuilding it (a moving marker).
 
-    A figure cached on its data is shown with marks that follow a control (the current d_k): the
-    marks are added to the figure's cached dict, not to the figure, so a step of that control
-    costs one JSON serialisation (~0.5 ms) instead of a new figure (~10-40 ms). They are layout
-    dicts as Plotly's validation would leave them (``tests/figures/test_plotly_spec.py`` checks).
+    They are layout dicts as Plotly's validation would leave them (``figures.attention.vline_marks``).
     """
 
     shapes: tuple[dict, ...] = ()
@@ -141,46 +35,24 @@ class Marks:
         )
         return out
 
-
-def marked_spec(fig: go.Figure, marks: Marks) -> _Spec:
-    """``fig``'s dict (:func:`spec`, computed once per figure) with ``marks`` added, and its JSON."""
-    base = spec(fig)
-    layout = dict(base["layout"])
-    layout["shapes"] = [*layout.get("shapes", ()), *marks.shapes]
-    layout["annotations"] = [*layout.get("annotations", ()), *marks.annotations]
-    out = _Spec(base, layout=layout)
-    out.json = _to_json(out, validate=False)
-    return out
+    def over(self, fig: go.Figure) -> Marked:
+        """``fig`` with these marks, for ``st.plotly_chart`` (nothing copied: the shared figure is kept)."""
+        return Marked(fig, self)
 
 
-def _forget(key: int) -> None:
-    with _lock:
-        _specs.pop(key, None)
+class Marked(dict):
+    """A figure and its marks, as the ``go.Figure(**kwargs)`` dict Plotly validates.
 
+    The dict holds the figure's own trace and layout objects (not copied) and the layout's shapes
+    and annotations with the marks appended; ``figure`` and ``marks`` are kept for the fast path.
+    """
 
-_return_figure = plotly.tools.return_figure_from_figure_or_data
-_to_json = plotly.io.to_json
-
-
-def _fast_return_figure(figure_or_data: Any, validate_figure: bool) -> Any:
-    if isinstance(figure_or_data, _Spec):
-        return figure_or_data  # made here from a validated figure (and marks)
-    if isinstance(figure_or_data, go.Figure):
-        return spec(figure_or_data)  # validated when it was built
-    return _return_figure(figure_or_data, validate_figure)
-
-
-def _fast_to_json(fig: Any, *args: Any, **kwargs: Any) -> str:
-    if isinstance(fig, _Spec):
-        return fig.json
-    return _to_json(fig, *args, **kwargs)
-
-
-def install() -> None:
-    """Route Streamlit's figure validation and serialisation through :func:`spec` (idempotent)."""
-    global _installed
-    if _installed:
-        return
-    plotly.tools.return_figure_from_figure_or_data = _fast_return_figure
-    plotly.io.to_json = _fast_to_json
-    _installed = True
+    def __init__(self, fig: go.Figure, marks: Marks) -> None:
+        super().__init__(
+            data=fig.data,
+            layout=fig.layout,
+            layout_shapes=[*fig.layout.shapes, *marks.shapes],
+            layout_annotations=[*fig.layout.annotations, *marks.annotations],
+        )
+        self.figure = fig
+        self.marks = marks

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +42,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_streamlit(app: Path = ROOT / "app.py", extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+def serve_streamlit(
+    app: Path = ROOT / "app.py", extra_args: tuple[str, ...] = (), env: Mapping[str, str] | None = None
+) -> Iterator[Server]:
     """A plain ``streamlit run <app>`` on a free 127.0.0.1 port, stopped on exit.
 
     ``extra_args`` are more ``streamlit run`` flags; the repository root is on the script's path
     (a script outside the root, such as the benchmarks' reference page, imports ``figures``).
+    ``env`` adds to the server's environment (e.g. ``{"ATTN_TCP_NODELAY": "0"}``: a part of the
+    server layer off, see ``server/__init__.py``).
     """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="load-streamlit-") as tmp:
@@ -59,7 +63,7 @@ def serve_streamlit(app: Path = ROOT / "app.py", extra_args: tuple[str, ...] = (
                     "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra_args,
                 ],
                 cwd=ROOT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)},
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip

@@ -1,4 +1,4 @@
-"""ui.warmup imports, up front, every module a page run needs (so sessions never race on imports)."""
+"""server.warmup imports, up front, every module a page run needs (so sessions never race on imports)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 PROBE = """
 import ast, pathlib, sys, threading
-from ui.warmup import import_everything
+from server.warmup import import_everything
 errors = []
 def call():
     try:

@@ -1,19 +1,15 @@
-"""The server-side settings that keep a rerun fast: no Nagle delay, no full GC after every run."""
+"""server.tcp: no Nagle delay on the server's connections (TCP_NODELAY)."""
 
 from __future__ import annotations
 
 import asyncio
 import asyncio.base_events
 import socket
-import subprocess
-import sys
 import threading
-import tomllib
 
 import pytest
 
-from tests.conftest import ROOT
-from ui import tcp
+from server import tcp
 
 
 def _listener_like_streamlits() -> socket.socket:
@@ -26,10 +22,13 @@ def _listener_like_streamlits() -> socket.socket:
 
 @pytest.fixture
 def restore_asyncio_hook(monkeypatch):
-    monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
+    """asyncio's own hook during the test (an AppTest may have installed the server layer in this
+    process); afterwards, whatever was there before."""
+    monkeypatch.setattr(asyncio.base_events, "_set_nodelay", tcp.ASYNCIO_SET_NODELAY)
 
 
 def test_an_open_connection_gets_nodelay(restore_asyncio_hook):
+    assert not tcp.installed()
     with _listener_like_streamlits() as listener:
         client = socket.create_connection(listener.getsockname())
         accepted, _ = listener.accept()
@@ -37,6 +36,7 @@ def test_an_open_connection_gets_nodelay(restore_asyncio_hook):
             assert not tcp.nodelay(accepted.fileno())  # the operating system's default
             assert accepted.fileno() in tcp.open_tcp_descriptors()
             tcp.send_without_delay()
+            assert tcp.installed()
             assert tcp.nodelay(accepted.fileno())
             assert tcp.nodelay(listener.fileno())
             accepted.sendall(b"still open")  # the descriptor was duplicated, never closed
@@ -75,31 +75,3 @@ def test_descriptors_that_are_not_tcp_are_left_alone():
         fds = tcp.open_tcp_descriptors()
         assert unix.fileno() not in fds
         assert f.fileno() not in fds
-
-
-def test_streamlit_does_not_collect_garbage_after_every_run():
-    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
-    assert config["runner"]["postScriptGC"] is False
-
-
-PROBE = """
-import gc, weakref
-from ui.warmup import import_everything
-import_everything()
-frozen = gc.get_freeze_count()
-class Node: pass
-a, b = Node(), Node()
-a.other, b.other = b, a  # a reference cycle made after the freeze
-ref = weakref.ref(a)
-del a, b
-gc.collect()
-print(frozen, ref() is None)
-"""
-
-
-def test_warmup_freezes_the_imports_and_later_cycles_are_still_collected():
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    frozen, collected = out.stdout.split()
-    assert int(frozen) > 100_000  # torch, plotly, pandas, streamlit: several hundred thousand objects
-    assert collected == "True"

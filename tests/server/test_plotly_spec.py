@@ -1,8 +1,8 @@
-"""ui.plotly_spec: Streamlit's per-rerun validation and JSON of a figure, done once per figure."""
+"""server.plotly_spec: Streamlit's per-rerun validation and JSON of a figure, done once per figure;
+ui.plotly_spec.Marked: marks over a cached figure, the same JSON with or without that fast path."""
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 
@@ -13,13 +13,36 @@ import plotly.io
 import plotly.tools
 import pytest
 
+import server
 from figures.common import HOUSE_TEMPLATE
-from ui import plotly_spec
+from server import plotly_spec
+from ui.plotly_spec import Marked, Marks
+
+ORIGINAL_TO_JSON = plotly_spec._to_json
+ORIGINAL_RETURN_FIGURE = plotly_spec._return_figure
 
 
 @pytest.fixture(autouse=True)
 def installed():
+    """The fast path on for each test; afterwards as the server layer of this process has it."""
     plotly_spec.install()
+    yield
+    parts = server.installed()
+    if parts is None or not parts.fast_plotly:
+        plotly_spec.uninstall()
+
+
+def test_install_and_uninstall_swap_exactly_plotlys_two_functions():
+    assert plotly_spec.installed()
+    assert plotly.io.to_json is not ORIGINAL_TO_JSON
+    plotly_spec.uninstall()
+    assert not plotly_spec.installed()
+    assert plotly.io.to_json is ORIGINAL_TO_JSON
+    assert plotly.tools.return_figure_from_figure_or_data is ORIGINAL_RETURN_FIGURE
+    plotly_spec.install()
+    plotly_spec.install()  # idempotent: still the fast path, never wrapped twice
+    assert plotly_spec.installed()
+    assert plotly_spec._to_json is ORIGINAL_TO_JSON
 
 
 def _figure() -> go.Figure:
@@ -152,13 +175,40 @@ def test_marks_over_a_cached_figure_are_the_figure_plotly_would_draw_with_them()
     from figures.attention import vline_marks
 
     base = _dk_like()
-    marks = plotly_spec.Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
+    marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
     shown = plotly_spec.marked_spec(base, marks)
     assert json.loads(shown.json) == _plotly_json(marks.figure(base))  # what validation makes of them
     assert json.loads(shown.json) == _plotly_json(_dk_like(vline=64))  # = the figure built with it
     assert plotly.tools.return_figure_from_figure_or_data(shown, validate_figure=True) is shown
     assert len(base.layout.shapes) == 1  # the cached figure is left as it was (its hline only)
     assert plotly_spec.spec(base) is plotly_spec.spec(base)  # its own dict is still computed once
+
+
+def _as_streamlit_sends(chart: object) -> object:
+    """What ``st.plotly_chart`` sends for ``chart``: its two Plotly calls, as installed now."""
+    figure = plotly.tools.return_figure_from_figure_or_data(chart, validate_figure=True)
+    return json.loads(plotly.io.to_json(figure, validate=False))
+
+
+def test_marks_over_a_figure_send_the_same_json_with_and_without_the_fast_path():
+    """``Marks.over`` (what ``ui.layout.show_figure`` passes) is a dict Plotly's own validation
+    takes: the app draws the marker without the server layer, and the fast path changes nothing
+    the browser gets."""
+    from figures.attention import vline_marks
+
+    base = _dk_like()
+    marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
+    chart = marks.over(base)
+    assert isinstance(chart, Marked)
+    fast = _as_streamlit_sends(chart)
+    assert plotly.tools.return_figure_from_figure_or_data(chart, validate_figure=True).json  # a spec
+    plotly_spec.uninstall()
+    slow = _as_streamlit_sends(chart)
+    assert slow == fast == _plotly_json(_dk_like(vline=64))
+    assert len(base.layout.shapes) == 1  # the shared figure is left as it was
+    plain_figure = _as_streamlit_sends(base)
+    plotly_spec.install()
+    assert _as_streamlit_sends(base) == plain_figure == _plotly_json(base)
 
 
 def test_figures_are_serialised_by_orjson_with_the_same_json():
@@ -170,119 +220,3 @@ def test_figures_are_serialised_by_orjson_with_the_same_json():
     fast = plotly_spec._to_json(plotly_spec.plain(fig), validate=False)
     assert fast == plotly_spec._to_json(plotly_spec.plain(fig), validate=False, engine="orjson")
     assert json.loads(fast) == json.loads(plotly_spec._to_json(fig.to_dict(), validate=False, engine="json"))
-
-
-def test_cached_figure_keys_list_arguments_by_their_content():
-    """Figure builders are cached on their arguments; a list is hashed by its pickle (fast): equal
-    contents hit the cache, any changed element or type misses it, never the other way round."""
-    from ui.layout import cached_figure
-
-    built: list[tuple] = []
-
-    def build(xs: list, name: str) -> go.Figure:
-        built.append((list(xs), name))
-        return go.Figure(go.Scatter(x=list(range(len(xs))), y=[float(len(xs))], name=name))
-
-    cached = cached_figure(build)
-    first = cached([0.5, 1.0, 2.0], "a")
-    assert cached([0.5, 1.0, 2.0], "a") is first  # a new list, same content: the same figure
-    assert cached([0.5, 1.0, 2.5], "a") is not first  # one element changed
-    assert cached([0.5, 1.0, 2.0], "b") is not first
-    nested = cached([np.arange(3), ("p", 1)], "a")
-    assert cached([np.arange(3), ("p", 1)], "a") is nested
-    assert cached([np.arange(3) * 2, ("p", 1)], "a") is not nested
-    assert cached([1, 2, 3], "a") is not cached([1.0, 2.0, 3.0], "a")  # ints and floats: other keys
-    assert len(built) == 7
-
-
-def test_cached_calls_key_core_dataclasses_by_their_content():
-    """``ui.caching`` hashes ``core``'s dataclasses by their pickle instead of Streamlit's deep
-    copy (``dataclasses.asdict``): an equal copy hits the cache, a change in any field (an array
-    element, a tuple of tokens) misses it."""
-    from core import attention_analysis as aa
-    from ui import caching
-
-    assert aa.AttentionInputs in caching.fast_hash_funcs()  # a core type imported by the ui
-    calls: list[int] = []
-
-    @caching.data(max_entries=8)
-    def total(inp: aa.AttentionInputs) -> float:
-        calls.append(1)
-        return float(inp.q.sum())
-
-    inp = aa.make_inputs("random", 4, 8, 0, 0)
-    same = aa.make_inputs("random", 4, 8, 0, 0)
-    assert same is not inp
-    assert total(inp) == total(same)
-    assert len(calls) == 1
-    q = inp.q.copy()
-    q[-1, -1] += 1e-9
-    total(dataclasses.replace(inp, q=q))
-    assert len(calls) == 2  # one array element changed
-    total(dataclasses.replace(inp, labels=tuple(reversed(inp.labels))))
-    assert len(calls) == 3  # a tuple of strings changed
-    total(same)
-    assert len(calls) == 3
-
-
-def test_pickled_falls_back_to_the_fields_of_a_dataclass_pickle_refuses():
-    """A dataclass holding something unpicklable is keyed by its type name and fields (shallow)."""
-    import threading
-
-    from ui import caching
-
-    @dataclasses.dataclass(frozen=True)
-    class Holder:
-        lock: object
-        x: int
-
-    lock = threading.Lock()
-    key = caching.pickled(Holder(lock, 3))
-    assert key == (Holder.__qualname__, lock, 3)
-    assert caching.pickled([1, 2]) != caching.pickled([1, 2.0])
-
-
-def test_fast_hash_funcs_survive_modules_imported_by_other_sessions_meanwhile():
-    """Cached builders are made lazily, in any session's script thread, while other threads may
-    import modules: collecting the core dataclasses must not fail on a changing ``sys.modules``
-    (it did under the classroom load: "dictionary changed size during iteration")."""
-    import sys
-    import threading
-    import types
-
-    from ui import caching
-
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def churn() -> None:  # a core module being imported elsewhere: its names appear one by one
-        module = types.ModuleType("core._churn")
-        sys.modules["core._churn"] = module
-        i = 0
-        while not stop.is_set():
-            setattr(module, f"name_{i}", i)
-            if i % 500 == 499:
-                module.__dict__.clear()
-            i += 1
-        sys.modules.pop("core._churn", None)
-
-    def collect() -> None:
-        try:
-            for _ in range(200):
-                assert list in caching.fast_hash_funcs()
-        except BaseException as exc:  # any failure is the finding
-            errors.append(exc)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often: the race shows within a few hundred tries
-    churner = threading.Thread(target=churn)
-    churner.start()
-    workers = [threading.Thread(target=collect) for _ in range(3)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    stop.set()
-    churner.join()
-    sys.setswitchinterval(interval)
-    assert errors == []

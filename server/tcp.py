@@ -6,13 +6,16 @@ Streamlit 1.67's server binds its listening socket as ``socket.socket(family=...
 keeps Nagle on: after the first ForwardMsg of a rerun, each small message waits for the
 browser's delayed ACK, 40 ms on Linux. Measured on the one-chart reference page: a slider step
 took 47 ms from the client's message to ``script_finished`` against 15 ms of script; with
-TCP_NODELAY it takes ~20 ms (``benchmarks/load``'s client, one session, nothing else running).
+TCP_NODELAY it takes ~20 ms (``benchmarks/load``'s client, one session, nothing else running;
+measured again by ``python -m benchmarks server``: see the table in ``server/__init__.py``).
 
 :func:`send_without_delay` fixes it from inside the app, so every way of starting it
 (``make run``, ``make serve``, Docker, Kubernetes, a plain ``streamlit run app.py``) gets it:
-new connections through asyncio's hook, the connections already open (the first tab, which
-started this process's first script run) and the listening socket (Linux: accepted sockets
-inherit the option) through the process's open descriptors.
+new connections through asyncio's hook (a private function of ``asyncio.base_events``, replaced
+process-wide), the connections already open (the first tab, which started this process's first
+script run) and the listening socket (Linux: accepted sockets inherit the option) through the
+process's open descriptors. It is one part of :func:`server.install` (``ATTN_TCP_NODELAY=0``:
+left out).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import stat
 from pathlib import Path
 
 _FD_DIR = Path("/proc/self/fd")
+#: asyncio's own hook, as it was when this module was imported (it sets TCP_NODELAY only on sockets
+#: made with ``proto=IPPROTO_TCP``); kept to tell whether :func:`send_without_delay` replaced it.
+ASYNCIO_SET_NODELAY = asyncio.base_events._set_nodelay
 
 
 def _is_tcp(sock: socket.socket) -> bool:
@@ -58,15 +64,17 @@ def nodelay(fd: int) -> bool:
         return bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
 
 
+def installed() -> bool:
+    """Whether asyncio's per-connection hook is this module's (new connections get TCP_NODELAY)."""
+    return asyncio.base_events._set_nodelay is _set_nodelay
+
+
 def send_without_delay() -> None:
     """Disable Nagle's algorithm on every TCP socket this process has and will accept.
 
-    Idempotent and cheap (one pass over the open descriptors); call it once per process.
-    ``ATTENTION_TCP_NODELAY=0`` in the environment leaves the sockets as Streamlit made them (to
-    measure the difference).
+    Idempotent and cheap (one pass over the open descriptors); :func:`server.install` calls it
+    once per process.
     """
-    if os.environ.get("ATTENTION_TCP_NODELAY", "1") == "0":
-        return
     asyncio.base_events._set_nodelay = _set_nodelay  # selector transports look it up per connection
     for fd in open_tcp_descriptors():
         with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
