@@ -97,10 +97,10 @@ def power_of_abs(d: np.ndarray, p: float, *, overwrite: bool = False) -> np.ndar
 
     With ``overwrite`` the result is written into ``d`` (a float array the caller owns).
     """
-    a = np.abs(d, out=d if overwrite else None)
     if p == 2.0:
-        a *= a
-    elif p != 1.0:
+        return np.multiply(d, d, out=d if overwrite else None)
+    a = np.abs(d, out=d if overwrite else None)
+    if p != 1.0:
         np.power(a, p, out=a)
     return a
 

@@ -282,16 +282,17 @@ class _LooCV:
         """CV(h) = (1/N) Σ_i (y_i - f̂_{-i}(x_i))², NaN if some f̂_{-i}(x_i) is undefined."""
         x, y, n, kernel = self.x, self.y, self.n, self.kernel
         p = kernel.log_power
+        scale = None if p is None else -1.0 / (p * h**p)  # log-weight = scale · (cached |d|^p)
         sse = 0.0
         for start in range(0, n, self.rows):
             stop = min(n, start + self.rows)
-            radius = _reach(kernel, h, float(self.nearest[start:stop].max()))
+            radius = _reach(kernel, h, 0.0 if scale is None else float(self.nearest[start:stop].max()))
             lo = int(np.searchsorted(x, x[start] - radius, side="left"))
             hi = int(np.searchsorted(x, x[stop - 1] + radius, side="right"))
             blk = self._block(start, stop, lo, hi)  # (c, w)
-            if p is not None:
+            if scale is not None:
                 # (c, w); rows already shifted, the own sample has exponent -inf -> weight 0
-                k = softmax_weights(blk * (-1.0 / (p * h**p)), normalise=False, shift=False, overwrite=True)
+                k = softmax_weights(blk * scale, normalise=False, shift=False, overwrite=True)
             else:
                 k = kernel.fn(blk / h)
                 r = np.arange(stop - start)
