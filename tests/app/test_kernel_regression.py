@@ -194,6 +194,7 @@ def test_new_kernels_from_a_link_match_the_loop(kernel, lang):
     # every kernel of the registry on the shapes figure, the selected one thick
     shapes = chart(at, "kr_fig_kernels")["data"]
     assert len(shapes) == 8
+    assert chart(at, "kr_fig_kernels")["layout"]["legend"]["y"] < 0  # 8 names wrap: below, clear of the title
     (thick,) = [tr for tr in shapes if tr["line"]["width"] == 5]
     assert thick["name"] == name
     u = values(thick["x"])
