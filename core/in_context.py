@@ -53,6 +53,8 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import torch
 
+from core.checks import is_int, is_real
+from core.kernels import gaussian_weights, softmax_weights
 from core.threads import one_thread
 
 FAMILIES = ("full", "low_rank")
@@ -101,13 +103,13 @@ class ICLConfig:
         }
         for name, (low, high) in ints.items():
             value = getattr(self, name)
-            if not (_int(value) and low <= value <= high):
+            if not (is_int(value) and low <= value <= high):
                 raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
         reals = {"lipschitz": (0.0, 100.0), "noise": (0.0, 10.0), "lr": (0.0, 10.0)}
         for name, (low, high) in reals.items():
             value = getattr(self, name)
             open_low = name != "noise"  # L and lr must be > 0; noise may be 0
-            if not (_finite(value) and (low < value if open_low else low <= value) and value <= high):
+            if not (is_real(value) and (low < value if open_low else low <= value) and value <= high):
                 raise ValueError(
                     f"{name} must be a real number in {'(' if open_low else '['}{low}, {high}], got {value!r}"
                 )
@@ -125,14 +127,6 @@ class ICLConfig:
     def same_run_as(self, other: ICLConfig) -> bool:
         """True when ``other`` describes the same run, except perhaps for how many steps it lasts."""
         return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.name != "steps")
-
-
-def _finite(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _int(v: object) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,26 +227,19 @@ def attention_predict(
     if attention not in ATTENTIONS:
         raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
     scores = np.einsum("bqd,de,bne->bqn", xq, m, x)  # x_qᵀ M x_i: (B, Q, D)(D, D)(B, N, D) -> (B, Q, N)
-    if attention == "softmax":
-        scores = scores - scores.max(axis=-1, keepdims=True)
-        w = np.exp(scores)
-        w /= w.sum(axis=-1, keepdims=True)
-    else:
-        w = scores / x.shape[1]
+    # (B, Q, N): softmax rows sum to 1 (a stable softmax over the keys)
+    w = softmax_weights(scores, overwrite=True) if attention == "softmax" else scores / x.shape[1]
     return np.einsum("bqn,bn->bq", w, y), w  # (B, Q, N)·(B, N) -> (B, Q)
 
 
 def nw_sphere(x: np.ndarray, y: np.ndarray, xq: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), written out.
+    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), from the distances.
 
     The manual path beside :func:`attention_predict` (equal to it for M = I / h² on the sphere).
     ``h = inf`` is the plain context mean. Shapes as in :func:`attention_predict`.
     """
     d2 = ((xq[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)  # (B, Q, 1, D) - (B, 1, N, D) -> (B, Q, N)
-    logk = -d2 / (2 * h * h) if math.isfinite(h) else np.zeros_like(d2)
-    logk -= logk.max(axis=-1, keepdims=True)
-    k = np.exp(logk)
-    w = k / k.sum(axis=-1, keepdims=True)
+    w = gaussian_weights(d2, h)  # (B, Q, N); h = inf: equal weights
     return np.einsum("bqn,bn->bq", w, y), w
 
 
@@ -353,10 +340,10 @@ def _sq_dist(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 def nw_grid_errors(tasks: TaskBatch, grid: np.ndarray = BANDWIDTH_GRID) -> np.ndarray:
     """NW test error (MSE vs ``yq``) for every bandwidth in ``grid``: (G,)."""
     d2 = _sq_dist(tasks.xq, tasks.x)  # (B, Q, N)
-    shifted = d2 - d2.min(axis=-1, keepdims=True)
+    shifted = d2 - d2.min(axis=-1, keepdims=True)  # once for every h: each row's nearest key at 0
     out = np.empty(len(grid))
     for g, h in enumerate(grid):
-        k = np.exp(-shifted / (2 * h * h))
+        k = gaussian_weights(shifted, h, normalise=False, shift=False)  # (B, Q, N), row max 1
         pred = np.einsum("bqn,bn->bq", k, tasks.y) / k.sum(-1)
         out[g] = float(np.mean((pred - tasks.yq) ** 2))
     return out
@@ -370,10 +357,10 @@ def loo_bandwidths(x: np.ndarray, y: np.ndarray, grid: np.ndarray = BANDWIDTH_GR
     """
     d2 = _sq_dist(x, x)  # (B, N, N)
     np.einsum("bii->bi", d2)[...] = np.inf  # leave each point out of its own prediction
-    shifted = d2 - d2.min(axis=-1, keepdims=True)
+    shifted = d2 - d2.min(axis=-1, keepdims=True)  # once for every h: each row's nearest key at 0
     cv = np.empty((x.shape[0], len(grid)))
     for g, h in enumerate(grid):
-        k = np.exp(-shifted / (2 * h * h))
+        k = gaussian_weights(shifted, h, normalise=False, shift=False)  # (B, N, N), row max 1
         pred = np.einsum("bin,bn->bi", k, y) / k.sum(-1)
         cv[:, g] = np.mean((pred - y) ** 2, axis=-1)
     best = len(grid) - 1 - np.argmin(cv[:, ::-1], axis=1)  # last minimum = widest window
@@ -397,11 +384,8 @@ def references(config: ICLConfig, *, loo: bool = True) -> References:
     loo_error = loo_h_median = None
     if loo:
         hs = loo_bandwidths(tests.x, tests.y, BANDWIDTH_GRID[::2])  # a coarser grid: LOO costs N² per context
-        d2 = _sq_dist(tests.xq, tests.x)
-        logk = -d2 / (2 * hs[:, None, None] ** 2)
-        logk -= logk.max(-1, keepdims=True)
-        k = np.exp(logk)
-        loo_pred = np.einsum("bqn,bn->bq", k, tests.y) / k.sum(-1)
+        w = gaussian_weights(_sq_dist(tests.xq, tests.x), hs[:, None, None])  # (B, Q, N), an h per task
+        loo_pred = np.einsum("bqn,bn->bq", w, tests.y)
         loo_error = float(np.mean((loo_pred - tests.yq) ** 2))
         loo_h_median = float(np.median(hs))
     return References(

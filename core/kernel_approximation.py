@@ -43,12 +43,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from core import checks
 from core.attention import random_qkv, scaled_dot_product_attention
 from core.nadaraya_watson import nw_predict
 
@@ -67,24 +67,6 @@ NEAR_ZERO_FRACTION = 0.1
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
-
-
-def _check_int(name: str, n: object, low: int, high: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, Integral) or not low <= n <= high:
-        raise ValueError(f"{name} must be an integer in {low}..{high}, got {n!r}")
-    return int(n)
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
-
-
-def _check_positive(name: str, x: object) -> float:
-    if isinstance(x, bool) or not isinstance(x, Real) or not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
-    return float(x)
 
 
 def _check_kind(kind: object) -> str:
@@ -162,9 +144,9 @@ def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures
     Raises:
         ValueError: m not in 1..MAX_FEATURES, h not finite and > 0, or a negative seed.
     """
-    m = _check_int("m", m, 1, MAX_FEATURES)
-    h = _check_positive("bandwidth", bandwidth)
-    rng = np.random.default_rng(_check_seed(seed))
+    m = checks.int_in("m", m, 1, MAX_FEATURES)
+    h = checks.positive("bandwidth", bandwidth)
+    rng = np.random.default_rng(checks.seed(seed))
     w = rng.normal(0.0, 1.0 / h, m)
     b = rng.uniform(0.0, 2.0 * math.pi, m)
     return FourierFeatures(w=w, b=b, bandwidth=h)
@@ -172,7 +154,7 @@ def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures
 
 def gaussian_kernel_matrix(x: np.ndarray, y: np.ndarray, bandwidth: float) -> np.ndarray:
     """The exact exp(-(x_i - y_j)² / (2h²)): (Q,) x (N,) -> (Q, N)."""
-    h = _check_positive("bandwidth", bandwidth)
+    h = checks.positive("bandwidth", bandwidth)
     d = np.subtract.outer(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
     return np.exp(-0.5 * (d / h) ** 2)
 
@@ -298,7 +280,7 @@ def rff_convergence(
     xt, yt, xq = _check_regression(x_train, y_train, x_query)
     if len(m_values) == 0:
         raise ValueError("m_values is empty")
-    n_seeds = _check_int("n_seeds", n_seeds, 1, 1000)
+    n_seeds = checks.int_in("n_seeds", n_seeds, 1, 1000)
     exact_fit = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))  # (Q,)
     xs = xt[:: max(1, xt.size // KERNEL_ERROR_SAMPLES)]  # (N',) a subset keeps the kernel check cheap
     exact_k = gaussian_kernel_matrix(xq, xs, bandwidth)  # (Q, N')
@@ -341,9 +323,9 @@ def gaussian_directions(
     Raises:
         ValueError: m not in 1..MAX_FEATURES, D not in 1..4096, or a negative seed.
     """
-    m = _check_int("m", m, 1, MAX_FEATURES)
-    d = _check_int("d", d, 1, 4096)
-    gen = torch.Generator().manual_seed(_check_seed(seed))
+    m = checks.int_in("m", m, 1, MAX_FEATURES)
+    d = checks.int_in("d", d, 1, 4096)
+    gen = torch.Generator().manual_seed(checks.seed(seed))
     if not orthogonal:
         return torch.randn(m, d, generator=gen, dtype=torch.float64).to(dtype)
     # blocks drawn one by one (the generator's stream), decomposed in one batched QR
@@ -364,7 +346,7 @@ def draw_directions(
         ValueError: on an unknown kind, an odd m for trigonometric features, or bad sizes.
     """
     kind = _check_kind(kind)
-    m = _check_int("m", m, 1, MAX_FEATURES)
+    m = checks.int_in("m", m, 1, MAX_FEATURES)
     if kind == "trigonometric":
         if m % 2:
             raise ValueError(f"trigonometric features come in sin/cos pairs: m must be even, got {m}")
@@ -485,7 +467,7 @@ def quadratic_kernel_attention(
 
 
 def _resolve_scale(scale: float | None, d: int) -> float:
-    return 1.0 / math.sqrt(d) if scale is None else _check_positive("scale", scale)
+    return 1.0 / math.sqrt(d) if scale is None else checks.positive("scale", scale)
 
 
 def favor_features(
@@ -696,7 +678,7 @@ def compare_features(
     key = _check_tensor("key", _as_tensor("key", key))
     if len(m_values) == 0:
         raise ValueError("m_values is empty")
-    n_seeds = _check_int("n_seeds", n_seeds, 1, 1000)
+    n_seeds = checks.int_in("n_seeds", n_seeds, 1, 1000)
     s = _resolve_scale(scale, query.shape[-1])
     exact_k = torch.exp(s * (query @ key.transpose(-2, -1)))  # (L, S)
     exact_w = exact_k / exact_k.sum(-1, keepdim=True)
@@ -863,9 +845,9 @@ def cost_inputs(
     L: int, d: int, seed: int = 0, dtype: torch.dtype = torch.float32
 ) -> tuple[torch.Tensor, ...]:
     """Random (1, L, D) query, key and value (N(0, 1), seeded) for the cost measurement."""
-    L = _check_int("L", L, 1, 1 << 20)
-    d = _check_int("d", d, 1, 4096)
-    gen = torch.Generator().manual_seed(_check_seed(seed))
+    L = checks.int_in("L", L, 1, 1 << 20)
+    d = checks.int_in("d", d, 1, 4096)
+    gen = torch.Generator().manual_seed(checks.seed(seed))
     return tuple(torch.randn(1, L, d, generator=gen).to(dtype) for _ in range(3))
 
 
@@ -920,7 +902,7 @@ def attention_inputs(length: int, d_k: int, sigma: float, seed: int = 0, d_v: in
     Raises:
         ValueError: on out-of-range sizes or σ not finite and > 0.
     """
-    sigma = _check_positive("sigma", sigma)
+    sigma = checks.positive("sigma", sigma)
     q, k, v = random_qkv(length, d_k, d_v, seed)
     return AttentionInputs(q=(q * sigma).numpy(), k=(k * sigma).numpy(), v=v.numpy())
 
@@ -945,7 +927,7 @@ def measure_cost(method: str, L: int, d: int, m: int, repeat: int = 3) -> CostPo
     fn = cost_function(method, q, k, v, m)
     best = math.inf
     with torch.no_grad():
-        for _ in range(_check_int("repeat", repeat, 1, 100)):
+        for _ in range(checks.int_in("repeat", repeat, 1, 100)):
             start = time.perf_counter()
             fn()
             best = min(best, time.perf_counter() - start)

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core import checks
 from core.attention import masked_softmax, normalize_scores
 from core.data import make_data
+from core.kernels import softmax_weights
 from core.nadaraya_watson import nw_predict, nw_weights, select_bandwidth
 
 F64 = torch.float64
@@ -53,51 +55,6 @@ ADAM_BETAS = (0.9, 0.9)
 
 
 # ----------------------------------------------------------------------------------------------
-# validation
-# ----------------------------------------------------------------------------------------------
-
-
-def _as_1d(name: str, a: object) -> np.ndarray:
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be an array of real numbers") from err
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
-
-
-def _as_2d(name: str, a: object) -> np.ndarray:
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be an array of real numbers") from err
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (n, D), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
-
-
-def _positive(name: str, value: object) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a number, got {value!r}") from err
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return v
-
-
-def _int_in(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return int(value)
-
-
-# ----------------------------------------------------------------------------------------------
 # 1. Gaussian Nadaraya-Watson as softmax attention
 # ----------------------------------------------------------------------------------------------
 
@@ -110,8 +67,8 @@ def gaussian_scores(x_query: np.ndarray, x_train: np.ndarray, bandwidth: float) 
     Raises:
         ValueError: on empty / non-1-D / non-finite inputs or a bandwidth that is not > 0.
     """
-    xq, xt = _as_1d("x_query", x_query), _as_1d("x_train", x_train)
-    h = _positive("bandwidth", bandwidth)
+    xq, xt = checks.as_1d("x_query", x_query), checks.as_1d("x_train", x_train)
+    h = checks.positive("bandwidth", bandwidth)
     d = xq[:, None] - xt[None, :]  # (Q, 1) - (1, N) -> (Q, N)
     return -(d * d) / (2 * h * h)
 
@@ -137,7 +94,7 @@ def nadaraya_watson_attention(
     Raises:
         ValueError: on mismatched lengths, empty / non-1-D / non-finite inputs, h <= 0.
     """
-    xt, yt = _as_1d("x_train", x_train), _as_1d("y_train", y_train)
+    xt, yt = checks.as_1d("x_train", x_train), checks.as_1d("y_train", y_train)
     if xt.shape != yt.shape:
         raise ValueError(f"x_train and y_train must have the same length, got {xt.size} and {yt.size}")
     scores = torch.from_numpy(gaussian_scores(x_query, xt, bandwidth))  # (Q, N)
@@ -194,8 +151,8 @@ def random_vectors(n: int, d: int, *, norm_spread: float = 0.0, seed: int = 0) -
     Raises:
         ValueError: if n is not in 1..MAX_VECTORS, d not in 1..MAX_DIM, or the spread not in [0, 3].
     """
-    n = _int_in("n", n, 1, MAX_VECTORS)
-    d = _int_in("d", d, 1, MAX_DIM)
+    n = checks.int_in("n", n, 1, MAX_VECTORS)
+    d = checks.int_in("d", d, 1, MAX_DIM)
     if not math.isfinite(norm_spread) or not 0 <= norm_spread <= 3:
         raise ValueError(f"norm_spread must be in [0, 3], got {norm_spread}")
     rng = np.random.default_rng(seed)
@@ -213,10 +170,10 @@ def dot_product_weights(queries: np.ndarray, keys: np.ndarray, temperature: floa
     Raises:
         ValueError: on bad shapes or a temperature that is not > 0.
     """
-    q, k = _as_2d("queries", queries), _as_2d("keys", keys)
+    q, k = checks.as_2d("queries", queries), checks.as_2d("keys", keys)
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"queries and keys must share D, got {q.shape[1]} and {k.shape[1]}")
-    tau = _positive("temperature", temperature)
+    tau = checks.positive("temperature", temperature)
     scores = torch.from_numpy(q @ k.T / tau)  # (L, S)
     return masked_softmax(scores).numpy()
 
@@ -227,10 +184,10 @@ def gaussian_vector_weights(queries: np.ndarray, keys: np.ndarray, bandwidth: fl
     Raises:
         ValueError: on bad shapes or a bandwidth that is not > 0.
     """
-    q, k = _as_2d("queries", queries), _as_2d("keys", keys)
+    q, k = checks.as_2d("queries", queries), checks.as_2d("keys", keys)
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"queries and keys must share D, got {q.shape[1]} and {k.shape[1]}")
-    h = _positive("bandwidth", bandwidth)
+    h = checks.positive("bandwidth", bandwidth)
     diff = q[:, None, :] - k[None, :, :]  # (L, 1, D) - (1, S, D) -> (L, S, D)
     scores = torch.from_numpy(-(diff * diff).sum(-1) / (2 * h * h))  # (L, S)
     return masked_softmax(scores).numpy()
@@ -265,7 +222,7 @@ def dot_vs_gaussian(queries: np.ndarray, keys: np.ndarray, temperature: float) -
     Raises:
         ValueError: on bad shapes or a temperature that is not > 0.
     """
-    tau = _positive("temperature", temperature)
+    tau = checks.positive("temperature", temperature)
     dot = dot_product_weights(queries, keys, tau)
     gauss = gaussian_vector_weights(queries, keys, math.sqrt(tau))
     q, k = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
@@ -351,8 +308,7 @@ def _softmax_rows(shifted: np.ndarray, leave_one_out: bool) -> np.ndarray:
     np.maximum(shifted, -700.0, out=shifted)
     if leave_one_out:
         np.fill_diagonal(shifted, -np.inf)  # exp(-inf) = 0: no weight on itself
-    e = np.exp(shifted)
-    return e / e.sum(axis=1, keepdims=True)
+    return softmax_weights(shifted, shift=False, overwrite=True)  # rows already shifted: max 0
 
 
 def _bandwidth_loss_grad(
@@ -431,11 +387,11 @@ def _length_scales(m: np.ndarray) -> list[float]:
 
 
 def _check_fit_args(steps: int, lr: float, init_bandwidth: float) -> tuple[int, float, float]:
-    steps = _int_in("steps", steps, 1, MAX_STEPS)
-    lr = _positive("lr", lr)
+    steps = checks.int_in("steps", steps, 1, MAX_STEPS)
+    lr = checks.positive("lr", lr)
     if lr > 1:
         raise ValueError(f"lr must be at most 1, got {lr}")
-    return steps, lr, _positive("init_bandwidth", init_bandwidth)
+    return steps, lr, checks.positive("init_bandwidth", init_bandwidth)
 
 
 def fit_bandwidth(
@@ -476,7 +432,7 @@ def fit_bandwidth(
     Raises:
         ValueError: on bad data (as :func:`nadaraya_watson_attention`) or out-of-range arguments.
     """
-    xt, yt = _as_1d("x_train", x_train), _as_1d("y_train", y_train)
+    xt, yt = checks.as_1d("x_train", x_train), checks.as_1d("y_train", y_train)
     if xt.shape != yt.shape or not 2 <= xt.size <= MAX_SAMPLES:
         raise ValueError(f"x_train and y_train must have the same length in 2..{MAX_SAMPLES}")
     steps, lr, h0 = _check_fit_args(steps, lr, init_bandwidth)
@@ -507,7 +463,7 @@ def data_2d(n: int = 150, noise: float = 0.1, seed: int = 0) -> tuple[np.ndarray
     Raises:
         ValueError: if n is not in 2..MAX_SAMPLES or noise is negative / not finite.
     """
-    n = _int_in("n", n, 2, MAX_SAMPLES)
+    n = checks.int_in("n", n, 2, MAX_SAMPLES)
     if not math.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be finite and >= 0, got {noise}")
     rng = np.random.default_rng(seed)
@@ -546,7 +502,7 @@ def fit_metric(
     Raises:
         ValueError: on bad data or out-of-range arguments.
     """
-    xt, yt = _as_2d("x_train", x_train), _as_1d("y_train", y_train)
+    xt, yt = checks.as_2d("x_train", x_train), checks.as_1d("y_train", y_train)
     if xt.shape[1] != 2 or xt.shape[0] != yt.size or not 2 <= yt.size <= MAX_SAMPLES:
         raise ValueError(f"x_train must be (N, 2) and y_train (N,) with N in 2..{MAX_SAMPLES}")
     steps, lr, h0 = _check_fit_args(steps, lr, init_bandwidth)
@@ -577,7 +533,11 @@ def metric_predict(
     Raises:
         ValueError: on bad shapes or a metric that is not a symmetric positive definite 2 x 2.
     """
-    xt, yt, xq = _as_2d("x_train", x_train), _as_1d("y_train", y_train), _as_2d("x_query", x_query)
+    xt, yt, xq = (
+        checks.as_2d("x_train", x_train),
+        checks.as_1d("y_train", y_train),
+        checks.as_2d("x_query", x_query),
+    )
     m = np.asarray(metric, dtype=float)
     if m.shape != (2, 2) or not np.allclose(m, m.T) or np.linalg.eigvalsh(m).min() <= 0:
         raise ValueError("metric must be a symmetric positive definite 2 x 2 matrix")
@@ -601,22 +561,6 @@ N_TEST = 400
 TEST_SEED_OFFSET = 1000
 #: Noise of the 2-D problem (:func:`data_2d`) the metric is learned on.
 NOISE_2D = 0.1
-
-
-def _seed(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {value!r}")
-    return int(value)
-
-
-def _finite(name: str, value: object) -> float:
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a number, got {value!r}") from err
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True)
@@ -654,9 +598,9 @@ def nw_vs_attention(n: int, seed: int, bandwidth: float, n_queries: int = 60) ->
     Raises:
         ValueError: on n, seed or n_queries out of range, or h not finite and > 0.
     """
-    n, seed = _int_in("n", n, 1, MAX_SAMPLES), _seed(seed)
-    h = _positive("bandwidth", bandwidth)
-    n_queries = _int_in("n_queries", n_queries, 1, MAX_SAMPLES)
+    n, seed = checks.int_in("n", n, 1, MAX_SAMPLES), checks.seed(seed)
+    h = checks.positive("bandwidth", bandwidth)
+    n_queries = checks.int_in("n_queries", n_queries, 1, MAX_SAMPLES)
     data = make_data(n=n, seed=seed)
     xq = np.linspace(GRID_LOW, GRID_HIGH, n_queries)  # (Q,)
     w_nw = nw_weights(data.x, xq, kernel="gaussian", bandwidth=h)  # (Q, N)
@@ -702,9 +646,9 @@ def query_weights(n: int, seed: int, bandwidth: float, x0: float) -> QueryWeight
     Raises:
         ValueError: on n or seed out of range, h not finite and > 0, or x0 not finite.
     """
-    n, seed = _int_in("n", n, 1, MAX_SAMPLES), _seed(seed)
-    h = _positive("bandwidth", bandwidth)
-    x0 = _finite("x0", x0)
+    n, seed = checks.int_in("n", n, 1, MAX_SAMPLES), checks.seed(seed)
+    h = checks.positive("bandwidth", bandwidth)
+    x0 = checks.finite("x0", x0)
     data = make_data(n=n, seed=seed)
     xq = np.array([x0])  # (1,): Q = 1
     w_nw = nw_weights(data.x, xq, kernel="gaussian", bandwidth=h)[0]  # (1, N) -> (N,)
@@ -774,7 +718,7 @@ def learned_bandwidth(
     Raises:
         ValueError: on n or seed out of range, or the arguments :func:`fit_bandwidth` rejects.
     """
-    n, seed = _int_in("n", n, 2, MAX_SAMPLES), _seed(seed)
+    n, seed = checks.int_in("n", n, 2, MAX_SAMPLES), checks.seed(seed)
     data = make_data(n=n, seed=seed)
     test = make_data(n=N_TEST, seed=seed + TEST_SEED_OFFSET)
     fit = fit_bandwidth(
@@ -875,7 +819,7 @@ def learned_metric(
     Raises:
         ValueError: on n or seed out of range, or the arguments :func:`fit_metric` rejects.
     """
-    n, seed = _int_in("n", n, 2, MAX_SAMPLES), _seed(seed)
+    n, seed = checks.int_in("n", n, 2, MAX_SAMPLES), checks.seed(seed)
     x, y = data_2d(n, NOISE_2D, seed)  # (N, 2), (N,)
     x_test, y_test = data_2d(N_TEST, NOISE_2D, seed + TEST_SEED_OFFSET)
     fit = fit_metric(

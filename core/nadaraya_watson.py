@@ -12,28 +12,34 @@ rows = query points, predictions (Q,).
 
 Numerics, chosen so that the page can show every corner case without warnings:
 
-* The Gaussian is evaluated like a stable softmax: each row's exponent is shifted by its largest
-  value (the nearest sample) before ``exp``. The weights are mathematically unchanged, but they never
-  underflow to 0/0: for a tiny h the fit tends to nearest-neighbour regression instead of NaN.
-  (The post's literal loop, :func:`nw_predict_loop`, does underflow; the page shows the difference.)
-* With a compact kernel a query with no sample within h has zero total weight; its prediction and
-  its row of weights are NaN, silently (no RuntimeWarning, no exception).
+The code asks the kernel's record (``core.kernels.Kernel``) for its properties, never its name:
+
+* A kernel that never vanishes (``kernel.log_power``: Gaussian, Laplace) is evaluated like a stable
+  softmax of its log-weights (``core.kernels.softmax_weights``): each row's exponent is shifted by
+  its largest value (the nearest sample) before ``exp``. The weights are mathematically unchanged,
+  but they never underflow to 0/0: for a tiny h the fit tends to nearest-neighbour regression
+  instead of NaN. (The post's literal loop, :func:`nw_predict_loop`, does underflow; the page shows
+  the difference.)
+* With a compact kernel (``kernel.compact``) a query with no sample within h has zero total weight;
+  its prediction and its row of weights are NaN, silently (no RuntimeWarning, no exception).
 * :func:`nw_predict` never builds the (Q, N) matrix: queries are processed in sorted chunks, and each
   chunk only looks at the window of sorted samples that can get a weight: within the support of a
-  compact kernel; for the Gaussian, within the radius beyond which a sample's weight is below
-  e^-40 ≈ 4e-18 of the nearest sample's (``GAUSS_CUTOFF``; the relative error is at most N·4e-18).
-  :func:`loo_cv_errors` and :func:`select_bandwidth` use the same windows.
+  compact kernel; for a kernel that never vanishes, within the radius beyond which a sample's
+  weight is below e^-40 ≈ 4e-18 of the nearest sample's (``LOG_CUTOFF``; the relative error is at
+  most N·4e-18). :func:`loo_cv_errors` and :func:`select_bandwidth` use the same windows.
+* A piecewise-constant kernel (``kernel.piecewise_constant``: the box) makes CV(h) a step function;
+  :func:`select_bandwidth` then searches the pairwise distances where it can change.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from numbers import Real
 
 import numpy as np
 
-from core.kernels import KERNELS, SUPPORT, check_kernel
+from core.checks import as_1d, positive
+from core.kernels import Kernel, get_kernel, power_of_abs, softmax_weights
 
 #: Elements of the largest kernel block nw_predict builds at once (2**20 float64 = 8 MiB).
 PREDICT_BLOCK = 2**20
@@ -44,14 +50,15 @@ PREDICT_ROWS = 64
 LOO_BLOCK = 2**22
 #: Rows per LOO block: small blocks keep each block's window of samples narrow.
 LOO_ROWS = 64
-#: select_bandwidth with the uniform kernel is exact when the bracket holds at most this many
-#: pairwise distances (where its step-function CV can change); else it scans a 0.25% grid.
+#: select_bandwidth with a piecewise-constant kernel (uniform) is exact when the bracket holds at most
+#: this many pairwise distances (where its step-function CV can change); else it scans a 0.25% grid.
 MAX_BREAKS = 3000
 #: nw_weights refuses to build a dense (Q, N) matrix larger than this (512 MiB of float64).
 MAX_DENSE = 2**26
-#: Gaussian terms whose weight is below e^-40 ≈ 4e-18 of the nearest sample's are skipped: the
-#: relative error this adds is at most N·4e-18 (below float64 rounding for N < 50, 4e-13 at 100,000).
-GAUSS_CUTOFF = 40.0
+#: Terms of a never-vanishing kernel (Gaussian, Laplace) whose weight is below e^-40 ≈ 4e-18 of the
+#: nearest sample's are skipped: the relative error this adds is at most N·4e-18 (below float64
+#: rounding for N < 50, 4e-13 at 100,000).
+LOG_CUTOFF = 40.0
 #: Brent's tolerance on log h: it stops with a bracket about 4·tol ≈ 0.6% wide, so h* is stable to
 #: well under the 1% the page and the benchmark ask for.
 BRENT_TOL = 1.5e-3
@@ -62,32 +69,9 @@ BRENT_TOL = 1.5e-3
 # ----------------------------------------------------------------------------------------------
 
 
-def _as_1d(name: str, a: object) -> np.ndarray:
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be an array of real numbers") from err
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
-
-
-def _check_bandwidth(h: object, name: str = "bandwidth") -> float:
-    if isinstance(h, bool) or not isinstance(h, Real):
-        raise ValueError(f"{name} must be a real number, got {h!r}")
-    h = float(h)
-    if not math.isfinite(h) or h <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {h}")
-    return h
-
-
 def _check_train(x_train: object, y_train: object) -> tuple[np.ndarray, np.ndarray]:
-    x = _as_1d("x_train", x_train)
-    y = _as_1d("y_train", y_train)
+    x = as_1d("x_train", x_train)
+    y = as_1d("y_train", y_train)
     if x.shape != y.shape:
         raise ValueError(f"x_train and y_train must have the same length, got {x.size} and {y.size}")
     return x, y
@@ -98,16 +82,13 @@ def _check_train(x_train: object, y_train: object) -> tuple[np.ndarray, np.ndarr
 # ----------------------------------------------------------------------------------------------
 
 
-def _kernel_block(xq: np.ndarray, xt: np.ndarray, kernel: str, h: float) -> np.ndarray:
-    """Unnormalised kernel values (q, n), rows = queries. Gaussian rows are shifted (see module doc)."""
+def _kernel_block(xq: np.ndarray, xt: np.ndarray, kernel: Kernel, h: float) -> np.ndarray:
+    """Unnormalised kernel values (q, n), rows = queries. Rows of a kernel with log-weights are
+    shifted so that their largest value is 1 (see module doc)."""
     d = xq[:, None] - xt[None, :]  # (q, 1) - (1, n) -> (q, n)
-    if kernel == "gaussian":
-        z = d / h
-        z *= z  # u²
-        z -= z.min(axis=1, keepdims=True)  # the nearest sample gets exponent 0
-        z *= -0.5
-        return np.exp(z, out=z)
-    return KERNELS[kernel](d / h)
+    if kernel.log_power is not None:
+        return softmax_weights(kernel.log_weights(d, h, overwrite=True), normalise=False, overwrite=True)
+    return kernel.fn(d / h)
 
 
 def _normalise_rows(k: np.ndarray) -> np.ndarray:
@@ -118,17 +99,25 @@ def _normalise_rows(k: np.ndarray) -> np.ndarray:
     return w
 
 
-def _window(xs: np.ndarray, q: np.ndarray, kernel: str, h: float) -> tuple[int, int]:
+def _reach(kernel: Kernel, h: float, nearest: float) -> float:
+    """Distance |x - x_i| beyond which a sample gets no weight from a query whose nearest sample is
+    ``nearest`` away: the support radius times h for a compact kernel; for a kernel with log-weights
+    -|d|^p / (p h^p), where that exceeds the nearest sample's by ``LOG_CUTOFF``:
+    (nearest^p + p·LOG_CUTOFF·h^p)^(1/p) (Gaussian: √(g² + 80h²), Laplace: g + 40h). Slightly
+    widened: a wider window only adds (near-)zero terms."""
+    p = kernel.log_power
+    radius = kernel.support * h if p is None else (nearest**p + p * LOG_CUTOFF * h**p) ** (1.0 / p)
+    return radius * (1.0 + 1e-9)
+
+
+def _window(xs: np.ndarray, q: np.ndarray, kernel: Kernel, h: float) -> tuple[int, int]:
     """Index range [lo, hi) of sorted samples ``xs`` that can get a non-zero weight from sorted ``q``."""
-    if kernel == "gaussian":
+    g = 0.0
+    if kernel.log_power is not None:
         pos = np.clip(np.searchsorted(xs, q), 1, xs.size - 1) if xs.size > 1 else np.zeros(q.size, int)
         nearest = np.minimum(np.abs(q - xs[pos - 1 if xs.size > 1 else pos]), np.abs(q - xs[pos]))
         g = float(nearest.max())
-        # Outside this radius (x - x_i)² / (2h²) exceeds the nearest one's by more than GAUSS_CUTOFF.
-        radius = math.sqrt(g * g + 2.0 * GAUSS_CUTOFF * h * h)
-    else:
-        radius = SUPPORT[kernel] * h
-    radius = radius * (1.0 + 1e-9)  # a slightly wider window only adds (near-)zero terms
+    radius = _reach(kernel, h, g)
     lo = int(np.searchsorted(xs, q[0] - radius, side="left"))
     hi = int(np.searchsorted(xs, q[-1] + radius, side="right"))
     return lo, hi
@@ -150,7 +139,7 @@ def nw_weights(
     Args:
         x_train: (N,) sample inputs x_i (the keys).
         x_query: (Q,) query points x (the queries).
-        kernel: a name in ``core.kernels.KERNELS``.
+        kernel: a name in ``core.kernels.NAMES``.
         bandwidth: h > 0, in the units of x.
 
     Returns:
@@ -161,17 +150,17 @@ def nw_weights(
         ValueError: on an unknown kernel, h <= 0 or not finite, empty or non-1-D inputs, NaN or
             inf in the data, or Q·N above ``MAX_DENSE`` (use :func:`nw_predict` for big inputs).
     """
-    kernel = check_kernel(kernel)
-    h = _check_bandwidth(bandwidth)
-    xt = _as_1d("x_train", x_train)
-    xq = _as_1d("x_query", x_query)
+    k = get_kernel(kernel)
+    h = positive("bandwidth", bandwidth)
+    xt = as_1d("x_train", x_train)
+    xq = as_1d("x_query", x_query)
     if xq.size * xt.size > MAX_DENSE:
         raise ValueError(
             f"a dense ({xq.size}, {xt.size}) weight matrix is too large (> {MAX_DENSE} entries); "
             "use nw_predict, which works in chunks"
         )
     with np.errstate(all="ignore"):
-        return _normalise_rows(_kernel_block(xq, xt, kernel, h))
+        return _normalise_rows(_kernel_block(xq, xt, k, h))
 
 
 def nw_predict(
@@ -187,14 +176,14 @@ def nw_predict(
 
     Queries are sorted and processed ``chunk_size`` at a time; each chunk builds kernel values only
     for the window of sorted samples that can get a weight (within the support of a compact kernel;
-    for the Gaussian, within the radius beyond which weights are below e^-40 of the largest). Peak
+    for Gaussian and Laplace, within the radius beyond which weights are below e^-40 of the largest). Peak
     memory is O(chunk_size · N) however large Q is: N = Q = 100,000 never allocates a Q x N matrix.
 
     Args:
         x_train: (N,) sample inputs.
         y_train: (N,) sample outputs.
         x_query: (Q,) query points (any order; the result follows this order).
-        kernel: a name in ``core.kernels.KERNELS``.
+        kernel: a name in ``core.kernels.NAMES``.
         bandwidth: h > 0, in the units of x.
         chunk_size: queries per chunk; default ``min(PREDICT_ROWS, max(1, PREDICT_BLOCK // N))``.
 
@@ -206,10 +195,10 @@ def nw_predict(
         ValueError: on an unknown kernel, h <= 0 or not finite, mismatched lengths, empty or
             non-1-D inputs, NaN or inf in the data, or a chunk_size that is not a positive integer.
     """
-    kernel = check_kernel(kernel)
-    h = _check_bandwidth(bandwidth)
+    k = get_kernel(kernel)
+    h = positive("bandwidth", bandwidth)
     xt, yt = _check_train(x_train, y_train)
-    xq = _as_1d("x_query", x_query)
+    xq = as_1d("x_query", x_query)
     if chunk_size is None:
         chunk_size = min(PREDICT_ROWS, max(1, PREDICT_BLOCK // xt.size))
     elif isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
@@ -223,12 +212,12 @@ def nw_predict(
         for start in range(0, xq.size, int(chunk_size)):
             idx = q_order[start : start + int(chunk_size)]
             q = xq[idx]  # (c,), ascending
-            lo, hi = _window(xs, q, kernel, h)
+            lo, hi = _window(xs, q, k, h)
             if hi <= lo:
                 continue  # no sample near this chunk: all NaN
-            k = _kernel_block(q, xs[lo:hi], kernel, h)  # (c, w)
-            num = k @ ys[lo:hi]  # (c, w) x (w,) -> (c,)
-            den = k.sum(axis=1)  # (c,)
+            kq = _kernel_block(q, xs[lo:hi], k, h)  # (c, w)
+            num = kq @ ys[lo:hi]  # (c, w) x (w,) -> (c,)
+            den = kq.sum(axis=1)  # (c,)
             pred = np.full(q.size, np.nan)
             np.divide(num, den, out=pred, where=den > 0)
             out[idx] = pred
@@ -241,7 +230,7 @@ def default_bandwidths(x: np.ndarray, num: int = 60) -> np.ndarray:
     Raises:
         ValueError: if x is empty, has NaN/inf, or all its values are equal.
     """
-    x = _as_1d("x", x)
+    x = as_1d("x", x)
     spread = float(x.max() - x.min())
     if spread <= 0:
         raise ValueError("x has no spread (all values are equal): no bandwidth can be chosen")
@@ -253,10 +242,12 @@ class _LooCV:
 
     Samples are sorted by x and cut into row blocks. For each block and bandwidth only the window of
     columns (samples) that can get a weight is touched, so a small h costs O(N·window) instead of
-    O(N²). Blocks of differences are cached when N² <= ``LOO_BLOCK``.
+    O(N²). Blocks are cached when N² <= ``LOO_BLOCK``: for a kernel with log-weights -|d|^p / (p h^p)
+    they hold |d|^p minus its row minimum (so every h costs one multiplication and one ``exp``); for a
+    compact kernel the signed differences d.
     """
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, kernel: str) -> None:
+    def __init__(self, x: np.ndarray, y: np.ndarray, kernel: Kernel) -> None:
         order = np.argsort(x, kind="stable")
         self.x, self.y, self.kernel = x[order], y[order], kernel
         n = x.size
@@ -269,17 +260,19 @@ class _LooCV:
         self.blocks: dict[int, np.ndarray] = {}
 
     def _block(self, start: int, stop: int, lo: int, hi: int) -> np.ndarray:
-        """(c, w) squared distances shifted per row (Gaussian) or signed distances (compact) between
-        rows start:stop and columns lo:hi. Cached whole (c, N) when N² is small, else built per call."""
+        """(c, w) shifted |d|^p (log-weight kernels) or signed differences d (compact) between rows
+        start:stop and columns lo:hi. Cached whole (c, N) when N² is small, else built per call."""
         if self.cache and start in self.blocks:
             return self.blocks[start][:, lo:hi]
         c_lo, c_hi = (0, self.n) if self.cache else (lo, hi)
         r = np.arange(stop - start)
         d = self.x[start:stop, None] - self.x[None, c_lo:c_hi]  # (c, 1) - (1, w) -> (c, w)
-        if self.kernel == "gaussian":
-            d *= d
+        p = self.kernel.log_power
+        if p is not None:
+            power_of_abs(d, p, overwrite=True)  # |d|^p
             d[r, start + r - c_lo] = np.inf  # leave sample i out: its weight will be exp(-inf) = 0
-            d -= (self.nearest[start:stop] ** 2)[:, None]  # the nearest other sample gets exponent 0
+            # the nearest other sample gets exponent 0: the row's largest weight is 1
+            d -= power_of_abs(self.nearest[start:stop], p)[:, None]
         if self.cache:
             self.blocks[start] = d
             return d[:, lo:hi]
@@ -287,28 +280,25 @@ class _LooCV:
 
     def __call__(self, h: float) -> float:
         """CV(h) = (1/N) Σ_i (y_i - f̂_{-i}(x_i))², NaN if some f̂_{-i}(x_i) is undefined."""
-        x, y, n = self.x, self.y, self.n
+        x, y, n, kernel = self.x, self.y, self.n, self.kernel
+        p = kernel.log_power
+        scale = None if p is None else -1.0 / (p * h**p)  # log-weight = scale · (cached |d|^p)
         sse = 0.0
         for start in range(0, n, self.rows):
             stop = min(n, start + self.rows)
-            if self.kernel == "gaussian":
-                g = float(self.nearest[start:stop].max())
-                radius = math.sqrt(g * g + 2.0 * GAUSS_CUTOFF * h * h)
-            else:
-                radius = SUPPORT[self.kernel] * h
-            radius = radius * (1.0 + 1e-9)
+            radius = _reach(kernel, h, 0.0 if scale is None else float(self.nearest[start:stop].max()))
             lo = int(np.searchsorted(x, x[start] - radius, side="left"))
             hi = int(np.searchsorted(x, x[stop - 1] + radius, side="right"))
             blk = self._block(start, stop, lo, hi)  # (c, w)
-            if self.kernel == "gaussian":
-                k = np.multiply(blk, -0.5 / (h * h))
-                np.exp(k, out=k)  # (c, w); the own sample has exponent -inf -> weight 0
+            if scale is not None:
+                # (c, w); rows already shifted, the own sample has exponent -inf -> weight 0
+                k = softmax_weights(blk * scale, normalise=False, shift=False, overwrite=True)
             else:
-                k = KERNELS[self.kernel](blk / h)
+                k = kernel.fn(blk / h)
                 r = np.arange(stop - start)
                 k[r, start + r - lo] = 0.0  # leave sample i out
             num = k @ y[lo:hi]  # (c, w) x (w,) -> (c,)
-            den = k.sum(axis=1)  # (c,); for the Gaussian >= 1 (the nearest other sample's weight)
+            den = k.sum(axis=1)  # (c,); with log-weights >= 1 (the nearest other sample's weight)
             if not (den > 0).all():
                 return math.nan
             resid = y[start:stop] - num / den
@@ -316,12 +306,12 @@ class _LooCV:
         return sse / n
 
 
-def _check_loo(x: object, y: object, kernel: object) -> tuple[np.ndarray, np.ndarray, str]:
-    kernel = check_kernel(kernel)
+def _check_loo(x: object, y: object, kernel: object) -> tuple[np.ndarray, np.ndarray, Kernel]:
+    k = get_kernel(kernel)  # type: ignore[arg-type]
     x, y = _check_train(x, y)
     if x.size < 2:
         raise ValueError("leave-one-out needs at least 2 samples")
-    return x, y, kernel
+    return x, y, k
 
 
 def loo_cv_errors(
@@ -339,7 +329,7 @@ def loo_cv_errors(
     Args:
         x: (N,) inputs, N >= 2.
         y: (N,) outputs.
-        kernel: a name in ``core.kernels.KERNELS``.
+        kernel: a name in ``core.kernels.NAMES``.
         bandwidths: (M,) bandwidths > 0; default :func:`default_bandwidths`.
 
     Returns:
@@ -351,7 +341,7 @@ def loo_cv_errors(
             or a bandwidth <= 0.
     """
     x, y, kernel = _check_loo(x, y, kernel)
-    hs = default_bandwidths(x) if bandwidths is None else _as_1d("bandwidths", bandwidths)
+    hs = default_bandwidths(x) if bandwidths is None else as_1d("bandwidths", bandwidths)
     if (hs <= 0).any():
         raise ValueError(f"every bandwidth must be > 0, got min {hs.min()}")
     cv = _LooCV(x, y, kernel)
@@ -367,17 +357,18 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
     an edge (up to the spread, down to spread·1e-6), locates the best bracket; Brent's method on
     log h refines it until the bracket is about 0.6% wide, so h* is stable to well under 1%.
     With a compact kernel CV(h) is only piecewise smooth and can have several local minima, so
-    the bracket is first scanned on a 0.25%-spaced grid. With the uniform
-    kernel CV(h) is a step function that changes only where h equals a pairwise distance |x_i - x_j|;
-    it is evaluated at every such h in the bracket (exact), or, when there are more than
-    ``MAX_BREAKS`` of them, on the 0.25% grid (whose narrow dips it may then miss).
+    the bracket is first scanned on a 0.25%-spaced grid. With a piecewise-constant kernel (the
+    uniform box of radius r) CV(h) is a step function that changes only where r·h equals a pairwise
+    distance |x_i - x_j|; it is evaluated at every such h in the bracket (exact), or, when there are
+    more than ``MAX_BREAKS`` of them, on the 0.25% grid (whose narrow dips it may then miss). Kernels
+    with log-weights (Gaussian, Laplace) give a smooth CV(h): Brent's method alone.
     If the minimum is at the largest bandwidth (y looks like noise around a constant), that edge
     (the spread of x) is returned.
 
     Args:
         x: (N,) inputs, N >= 2, not all equal.
         y: (N,) outputs.
-        kernel: a name in ``core.kernels.KERNELS``.
+        kernel: a name in ``core.kernels.NAMES``.
 
     Returns:
         h* in the units of x.
@@ -424,19 +415,21 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
         if k == 0:
             return float(math.exp(logs[0]))
         a, b = logs[min(k + 1, len(logs) - 1)], logs[k - 1]
+        r = kernel.support
         if (
-            kernel == "uniform"
-            and (breaks := _pair_distances(x, math.exp(a), math.exp(b))).size <= MAX_BREAKS
+            kernel.piecewise_constant
+            and (breaks := _pair_distances(x, r * math.exp(a), r * math.exp(b)) / r).size <= MAX_BREAKS
         ):
-            # CV(h) is a step function that only changes where h equals a pairwise distance (a sample
-            # enters a window): evaluating it at each such h in the bracket finds the exact minimum.
+            # CV(h) is a step function that only changes where r·h equals a pairwise distance (a
+            # sample enters a window): evaluating it at each such h in the bracket finds the exact
+            # minimum.
             break_values = [evaluate(float(h)) for h in breaks]
             j = int(np.nanargmin(break_values)) if breaks.size and not np.isnan(break_values).all() else -1
             if j >= 0 and break_values[j] <= values[k]:
                 k_log, k_value = math.log(breaks[j]), break_values[j]
             else:
                 k_log, k_value = logs[k], values[k]
-        elif kernel != "gaussian":
+        elif kernel.compact:
             # With a compact kernel CV(h) is only piecewise smooth (it changes form whenever a sample
             # enters or leaves a window) and can have several local minima close together: scan the
             # bracket on a 0.25%-spaced grid first.
@@ -450,7 +443,7 @@ def select_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str = "gaussian") -> 
                 k_log, k_value = logs[k], values[k]
         else:
             k_log, k_value = logs[k], values[k]
-        if kernel == "uniform":
+        if kernel.piecewise_constant:
             best_log = k_log  # a step function: nothing to polish
         else:
             best_log, best_value = _brent(f, a, b, tol=BRENT_TOL)
@@ -550,12 +543,17 @@ def count_turning_points(values: np.ndarray, rtol: float = 1e-9) -> int:
 
 
 # ----------------------------------------------------------------------------------------------
-# the post's literal code (section 2.4), kept for the page's "loop vs matrix" comparison
+# the post's literal code (section 2.4), kept for the page's "loop vs matrix" comparison.
+# A deliberate teaching copy of the Gaussian weights: it stays as the post wrote it (unshifted, one
+# query at a time) so the page can time it and show where it underflows; the library path is
+# core.kernels.softmax_weights / gaussian_weights.
 # ----------------------------------------------------------------------------------------------
 
 
 def post_gaussian_kernel(dist: np.ndarray, h: float) -> np.ndarray:
-    """The post's ``gaussian_kernel``: exp(-dist² / (2h²)), unnormalised. Same shape as ``dist``."""
+    """The post's ``gaussian_kernel``: exp(-dist² / (2h²)), unnormalised. Same shape as ``dist``.
+
+    A deliberate teaching copy (see the section comment): not the shared helper."""
     return np.exp(-(dist**2) / (2 * h**2))
 
 
@@ -578,8 +576,8 @@ def nw_predict_loop(
     Raises:
         ValueError: on h <= 0 or not finite, mismatched lengths, empty inputs, NaN or inf.
     """
-    h = _check_bandwidth(bandwidth)
+    h = positive("bandwidth", bandwidth)
     X, y = _check_train(x_train, y_train)
-    xq = _as_1d("x_query", x_query)
+    xq = as_1d("x_query", x_query)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.array([post_nadaraya_watson(X, y, x, h=h) for x in xq], dtype=float)

@@ -339,7 +339,14 @@ def kernel_shapes_figure(
         )
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
-    return base_layout(fig, title=title, height=height)
+    base_layout(fig, title=title, height=height)
+    # Eight names wrap onto a second row (in Chinese already at 1400 px): below the plot they
+    # never cover the title.
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        margin={"b": 120},
+    )
+    return fig
 
 
 def cv_figure(

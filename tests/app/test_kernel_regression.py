@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from statsmodels.nonparametric.kernel_regression import KernelReg
+from streamlit.runtime.media_file_manager import MediaFileManager
 
 from core.csv_data import CsvError, parse_xy_csv
 from tests.app.conftest import assert_clean, open_page
@@ -150,6 +151,101 @@ def test_kernel_changes_fit_shapes_and_cv():
     assert turning_points(at) > 3 * tp_before
 
 
+# ---------------------------------------------------------------------------------------------
+# the kernels added to the registry (Laplace, biweight): links, figures, CV, question, handout
+# ---------------------------------------------------------------------------------------------
+
+#: K(u) written out from the textbook formulas, independently of core.kernels.
+NEW_KERNELS = {
+    "laplace": lambda u: 0.5 * math.exp(-abs(u)),
+    "biweight": lambda u: 15 / 16 * (1 - u * u) ** 2 if abs(u) <= 1 else 0.0,
+}
+
+
+def loop_fit(x, y, queries, kernel: str, h: float) -> np.ndarray:
+    """Nadaraya-Watson by the formula, one query and one sample at a time (NaN: zero total weight)."""
+    k = NEW_KERNELS[kernel]
+    out = []
+    for q in queries:
+        w = [k((q - xi) / h) for xi in x]
+        total = sum(w)
+        out.append(sum(wi * yi for wi, yi in zip(w, y, strict=True)) / total if total > 0 else math.nan)
+    return np.array(out)
+
+
+def loop_loo(x, y, kernel: str, h: float) -> float:
+    """CV(h) by deleting each sample and refitting it from the others (NaN if some fit is undefined)."""
+    fits = [loop_fit(np.delete(x, i), np.delete(y, i), [x[i]], kernel, h)[0] for i in range(x.size)]
+    return float(np.mean((y - np.array(fits)) ** 2))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kernel", list(NEW_KERNELS))
+def test_new_kernels_from_a_link_match_the_loop(kernel, lang):
+    at = open_page(PAGE, lang=lang, params={"kr_kernel": kernel})
+    assert_clean(at)
+    assert at.selectbox(key="kr_kernel").value == kernel
+    assert not at.error
+    name = load_catalogue(lang)[f"kr.kernel_{kernel}"]
+    assert name in chart(at, "kr_fig_fit")["layout"]["title"]["text"]
+    x, y = posts_data()
+    gx, fy = fit_trace(at)
+    np.testing.assert_allclose(fy, loop_fit(x, y, gx, kernel, 0.3), rtol=0, atol=1e-10)
+    # every kernel of the registry on the shapes figure, the selected one thick
+    shapes = chart(at, "kr_fig_kernels")["data"]
+    assert len(shapes) == 8
+    assert chart(at, "kr_fig_kernels")["layout"]["legend"]["y"] < 0  # 8 names wrap: below, clear of the title
+    (thick,) = [tr for tr in shapes if tr["line"]["width"] == 5]
+    assert thick["name"] == name
+    u = values(thick["x"])
+    np.testing.assert_allclose(values(thick["y"]), [NEW_KERNELS[kernel](v) for v in u], rtol=0, atol=1e-12)
+    assert any(r"e^{-|u|}" in tex.value or r"\tfrac{15}{16}" in tex.value for tex in at.latex)
+    # the leave-one-out curve at a few of its bandwidths
+    cv = chart(at, "kr_fig_cv")["data"][0]
+    hs, cvs = values(cv["x"]), values(cv["y"])
+    for i in (10, 20, 35, 50):  # biweight: undefined (NaN) at the smaller of these
+        assert cvs[i] == pytest.approx(loop_loo(x, y, kernel, hs[i]), rel=1e-9, nan_ok=True)
+    assert np.isfinite(cvs[35:]).all()
+    assert name in chart(at, "kr_fig_cv")["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize(("kernel", "outcome"), [("laplace", "rises"), ("biweight", "undefined")])
+def test_new_kernels_cv_question_follows_the_loop(kernel, outcome):
+    """As h -> 0 Laplace's CV climbs back (nearest neighbour, never 0/0); the compact biweight's
+    becomes undefined. The right answer is decided here from the loop, then given on the page."""
+    at = open_page(PAGE, params={"kr_kernel": kernel})
+    assert_clean(at)
+    x, y = posts_data()
+    hs = values(chart(at, "kr_fig_cv")["data"][0]["x"])
+    smallest = loop_loo(x, y, kernel, hs[0])
+    best = min(loop_loo(x, y, kernel, h) for h in hs[hs > 0.05][::4])
+    assert outcome == ("undefined" if math.isnan(smallest) else "rises" if smallest > best else "falls")
+    wrong = next(c for c in ("rises", "falls", "undefined") if c != outcome)
+    for choice, alerts in ((wrong, "error"), (outcome, "success")):
+        at.radio(key="q_kr_cv_small_h").set_value(choice).run()
+        at.button(key="q_kr_cv_small_h_check").click().run()
+        assert_clean(at)
+        assert getattr(at, alerts), f"{choice}: no {alerts} verdict"
+
+
+def test_new_kernel_handout_in_chinese(monkeypatch):
+    """The handout of a view with the Laplace kernel: every figure, the kernel's name, the link."""
+    caught = {}
+    original = MediaFileManager.add_deferred
+
+    def add_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        caught[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
+    at = open_page(PAGE, lang="zh", params={"kr_kernel": "laplace"})
+    assert_clean(at)
+    html = caught["kernel-regression-zh-handout.html"]()
+    assert html.count("Plotly.newPlot(") == len(at.get("plotly_chart"))
+    assert "kr_kernel=laplace" in html
+    assert load_catalogue("zh")["kr.kernel_laplace"] in html
+
+
 def test_query_point_moves_the_attention_row():
     at = open_page(PAGE)
     at.slider(key="kr_xq").set_value(-2.0)
@@ -235,7 +331,7 @@ def test_compact_kernel_with_tiny_h_shows_where_the_fit_is_undefined():
         {"kr_h": "-1"},
         {"kr_h": "0.33333"},
         {"kr_h": "1e400"},
-        {"kr_kernel": "laplace"},
+        {"kr_kernel": "cauchy"},
         {"kr_target": "'; DROP TABLE"},
         {"kr_n": "999999"},
         {"kr_n": "-5"},

@@ -42,7 +42,16 @@ def test_the_gaussian_optimum_lies_below_the_claimed_range(found):
     # a minimum: better than its neighbours and than every h the post names
     for h in (0.9 * h_star, 1.1 * h_star, 0.2, 0.3, 0.4):
         assert cv_star <= _loo_cv_by_hand(d.x, d.y, h) + 1e-12
-    assert set(found.best) == {"gaussian", "uniform", "epanechnikov", "triangular", "cosine", "tricube"}
+    assert set(found.best) == {
+        "gaussian",
+        "laplace",
+        "uniform",
+        "epanechnikov",
+        "biweight",
+        "triangular",
+        "cosine",
+        "tricube",
+    }
 
 
 def test_turning_points_and_sweep(found):

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.special import softmax
 from statsmodels.nonparametric.kernel_regression import KernelReg
 from statsmodels.sandbox.nonparametric import kernels as sm_kernels
@@ -32,7 +33,11 @@ SM = {
     "cosine": sm_kernels.Cosine(),
     "tricube": sm_kernels.Tricube(),
     "gaussian": sm_kernels.Gaussian(),
+    "biweight": sm_kernels.Biweight(),
+    "laplace": stats.laplace.pdf,  # exp(-|u|)/2; statsmodels has no Laplace kernel
 }
+#: log K(u) up to a constant, written from the formulas, for the kernels that never vanish.
+LOG_K = {"gaussian": lambda u: -0.5 * u * u, "laplace": lambda u: -np.abs(u)}
 
 
 def ref_kernel(name: str, u: np.ndarray) -> np.ndarray:
@@ -46,13 +51,14 @@ def ref_kernel(name: str, u: np.ndarray) -> np.ndarray:
 
 
 def brute_predict(x, y, q, name, h):
-    """The formula, one query at a time, plain Python sums. The Gaussian's weights are computed as
-    scipy's softmax of -u²/2 (the same weights, without underflow when every u is large)."""
+    """The formula, one query at a time, plain Python sums. The weights of a kernel that never
+    vanishes (Gaussian, Laplace) are computed as scipy's softmax of log K(u) (the same weights,
+    without underflow when every u is large)."""
     out = []
     for xq in q:
         u = (xq - x) / h
-        if name == "gaussian":
-            out.append(float(sum(softmax(-0.5 * u * u) * y)))
+        if name in LOG_K:
+            out.append(float(sum(softmax(LOG_K[name](u)) * y)))
             continue
         k = ref_kernel(name, u)
         total = float(sum(k))
@@ -185,7 +191,7 @@ def test_zero_weight_queries_are_nan_silently():
     q = np.array([0.0, 0.5, 5.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for name in ("uniform", "epanechnikov", "triangular", "cosine", "tricube"):
+        for name in ("uniform", "epanechnikov", "biweight", "triangular", "cosine", "tricube"):
             pred = nw_predict(x, y, q, name, 0.1)
             assert pred[0] == 1.0
             assert np.isnan(pred[1:]).all()
@@ -196,14 +202,17 @@ def test_zero_weight_queries_are_nan_silently():
             assert not np.isnan(loo_cv_errors(x, y, name, [0.1, 1.5])[1])
 
 
-def test_gaussian_tiny_bandwidth_tends_to_nearest_neighbour():
+@pytest.mark.parametrize("name", ["gaussian", "laplace"])
+def test_tiny_bandwidth_tends_to_nearest_neighbour(name):
     x = np.array([0.0, 1.0, 2.0])
     y = np.array([1.0, 2.0, 3.0])
     q = np.array([-50.0, 0.9, 1.7, 400.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        np.testing.assert_array_equal(nw_predict(x, y, q, "gaussian", 1e-3), [1.0, 2.0, 3.0, 3.0])
-        assert np.isfinite(nw_weights(x, q, "gaussian", 1e-3)).all()
+        np.testing.assert_array_equal(nw_predict(x, y, q, name, 1e-3), [1.0, 2.0, 3.0, 3.0])
+        assert np.isfinite(nw_weights(x, q, name, 1e-3)).all()
+        # left out, x=0 and x=2 get y=2 (error 1 each); x=1 the mean of its two equidistant neighbours, 2
+        np.testing.assert_allclose(loo_cv_errors(x, y, name, [1e-3]), [2 / 3], rtol=1e-15)
         # the post's unshifted loop underflows to 0/0 there
         assert np.isnan(nw_predict_loop(x, y, q, 1e-3)).all()
 
@@ -233,16 +242,17 @@ def test_loo_matches_statsmodels_cv_loo():
     np.testing.assert_allclose(loo_cv_errors(x, y, "gaussian", hs), ref, rtol=1e-10)
 
 
-def test_loo_with_large_n_uses_row_blocks():
+@pytest.mark.parametrize("name", ["gaussian", "laplace", "biweight"])
+def test_loo_with_large_n_uses_row_blocks(name):
     """N^2 above the cache size: blocks are recomputed; same numbers as the brute-force formula."""
     rng = np.random.default_rng(5)
     x = rng.uniform(-3, 3, 2500)
     y = np.sin(2 * x) + rng.normal(0, 0.2, 2500)
     h = 0.15
-    k = KERNELS["gaussian"]((x[:, None] - x[None, :]) / h)
+    k = ref_kernel(name, (x[:, None] - x[None, :]) / h)
     np.fill_diagonal(k, 0.0)
     ref = np.mean((y - k @ y / k.sum(axis=1)) ** 2)
-    assert loo_cv_errors(x, y, "gaussian", [h])[0] == pytest.approx(ref, rel=1e-10)
+    assert loo_cv_errors(x, y, name, [h])[0] == pytest.approx(ref, rel=1e-10)
 
 
 def test_select_bandwidth_agrees_with_statsmodels_cv_ls():
@@ -254,7 +264,7 @@ def test_select_bandwidth_agrees_with_statsmodels_cv_ls():
     assert abs(h / h_sm - 1) < 0.01 or cv_ours <= cv_sm
 
 
-@pytest.mark.parametrize("name", ["gaussian", "uniform", "epanechnikov", "tricube"])
+@pytest.mark.parametrize("name", ["gaussian", "laplace", "uniform", "epanechnikov", "biweight", "tricube"])
 @pytest.mark.parametrize("target", ["sinc", "chirp"])
 def test_select_bandwidth_is_stable_to_one_percent(name, target):
     rng = np.random.default_rng(6)
@@ -271,6 +281,24 @@ def test_select_bandwidth_is_stable_to_one_percent(name, target):
     # and no bandwidth on a wide coarse grid beats it
     wide = loo_cv_errors(x, y, name, np.geomspace(0.005, 6, 200))
     assert cv_h <= np.nanmin(wide) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplace", "biweight"])
+def test_select_bandwidth_matches_a_grid_search_over_the_loop(name):
+    """h* against the best of a fine log grid (0.5% steps) of CV(h) computed by literally deleting
+    each sample and refitting: no grid bandwidth is clearly better, and the best one is within 2%."""
+    rng = np.random.default_rng(8)
+    x = np.sort(rng.uniform(-3, 3, 40))
+    y = np.sinc(x) + 0.15 * rng.normal(0, 1, 40)
+    h = select_bandwidth(x, y, name)
+    grid = np.geomspace(h / 1.25, h * 1.25, 90)
+    cv = np.array([brute_loo(x, y, name, g) for g in grid])
+    best = int(np.nanargmin(cv))
+    cv_h = brute_loo(x, y, name, h)
+    assert cv_h <= cv[best] * (1 + 1e-6)
+    assert abs(grid[best] / h - 1) < 0.02
+    coarse = np.geomspace(0.02, 6, 60)  # and no bandwidth far away beats it
+    assert cv_h <= np.nanmin([brute_loo(x, y, name, g) for g in coarse]) * (1 + 1e-9)
 
 
 def test_select_bandwidth_constant_signal_returns_a_large_h():
@@ -303,10 +331,10 @@ def test_bad_bandwidth(h):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: nw_predict(X3, Y3, X3, "laplace", 0.5),
-        lambda: nw_weights(X3, X3, "laplace", 0.5),
-        lambda: loo_cv_errors(X3, Y3, "laplace", [0.5]),
-        lambda: select_bandwidth(X3, Y3, "laplace"),
+        lambda: nw_predict(X3, Y3, X3, "cauchy", 0.5),
+        lambda: nw_weights(X3, X3, "cauchy", 0.5),
+        lambda: loo_cv_errors(X3, Y3, "cauchy", [0.5]),
+        lambda: select_bandwidth(X3, Y3, "cauchy"),
     ],
 )
 def test_unknown_kernel(call):
