@@ -15,6 +15,7 @@ as JSON, the model's ``state_dict`` under ``weights/``, and each history's field
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def load_default_runs(path: str | Path = SHIPPED_FILE) -> DefaultRuns:
         }
         model.load_state_dict(state, strict=True)
         history, control = _history(data, "history"), _history(data, "control_history")
-    except (OSError, KeyError, TypeError, RuntimeError, json.JSONDecodeError) as err:
+    except (OSError, KeyError, TypeError, ValueError, RuntimeError, zipfile.BadZipFile) as err:
         raise ValueError(f"not a shipped induction run ({path}): {err}") from err
     return DefaultRuns(config=config, model=model.eval(), history=history, control_history=control)
 
