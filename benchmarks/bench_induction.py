@@ -36,7 +36,6 @@ from plotly.subplots import make_subplots
 from core import induction as ind
 from core import induction_default as dflt
 from core import induction_training as tr
-from core.induction_analysis import induction_head_of
 from ui.in_context import RedrawClock
 
 REPEAT = 2
@@ -111,7 +110,7 @@ def formation_table(seeds: tuple[int, ...]) -> None:
         step = tr.formation_step(run.history)
         to_form = clock[step - 1] if step else float("nan")
         final = run.latest
-        head = induction_head_of(final.prefix_matching)
+        head = ind.induction_head_of(final.prefix_matching)
         _, control_cpu, control, _ = headless(config.control)
         print(
             f"{seed:4d} {step if step else '-':>10} {to_form:11.2f} {cpu:9.2f} {final.accuracy:9.3f} "

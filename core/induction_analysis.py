@@ -27,14 +27,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.induction import STREAM_TEXT, InductionBatch, InductionConfig, InductionTransformer, eval_batch
+from core.induction import (
+    INDUCTION_THRESHOLD,
+    STREAM_TEXT,
+    InductionBatch,
+    InductionConfig,
+    InductionTransformer,
+    eval_batch,
+    induction_head_of,
+)
 from core.induction_training import EvalPoint, evaluate
 from core.threads import one_thread
-
-#: A later-layer head counts as an induction head from this prefix-matching score on (Olsson et
-#: al.'s induction heads score 0.5-0.9 on repeated random tokens; a head that ignores content
-#: scores about 1/p, here 0.05-0.15).
-INDUCTION_THRESHOLD = 0.5
 
 
 def _check_model(model: object) -> InductionTransformer:
@@ -139,19 +142,6 @@ def ablation(
             induction_heads=group,
             induction_group=without(group) if group else None,
         )
-
-
-def induction_head_of(prefix_matching: np.ndarray) -> tuple[int, int] | None:
-    """The (layer, head) with the highest prefix-matching score in a layer >= 1 (None with one layer).
-
-    Args:
-        prefix_matching: (n_layers, H) scores, as :attr:`EvalPoint.prefix_matching`.
-    """
-    later = np.asarray(prefix_matching, dtype=float)[1:]  # (n_layers - 1, H)
-    if later.size == 0 or np.all(np.isnan(later)):
-        return None
-    layer, head = np.unravel_index(int(np.nanargmax(later)), later.shape)
-    return int(layer) + 1, int(head)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,12 +26,14 @@ import numpy as np
 import torch
 
 from core.induction import (
+    INDUCTION_THRESHOLD,
     InductionBatch,
     InductionConfig,
     InductionTransformer,
     batch_prefix_matching_score,
     batch_previous_token_score,
     eval_batch,
+    induction_head_of,
     next_token_loss,
     training_batch,
 )
@@ -233,7 +235,11 @@ class Formation:
 
     Attributes:
         step: the first measured step at which the accuracy on the repeated part reaches halfway
-            from its plateau to its final value (None when it never rose by ``MIN_GAIN``).
+            from its plateau to its final value; None unless the run formed an induction head: the
+            accuracy rose by at least ``MIN_GAIN`` *and* at the last measurement a head of a layer
+            >= 1 has a prefix-matching score >= ``INDUCTION_THRESHOLD`` (a model that climbs by
+            another route, e.g. with LayerNorm, has no cliff to mark).
+        head: that induction head (layer, head), None when there is none.
         plateau: the accuracy at the start of the history (step 0).
         final: the accuracy at the last measurement.
         jump_from, jump_to: the two consecutive measured steps with the largest accuracy rise
@@ -241,6 +247,7 @@ class Formation:
     """
 
     step: int | None
+    head: tuple[int, int] | None
     plateau: float
     final: float
     jump_from: int
@@ -250,6 +257,10 @@ class Formation:
 
 def formation(history: Sequence[EvalPoint]) -> Formation:
     """The cliff of a run: the midpoint crossing of its repeated-part accuracy and its steepest rise.
+
+    Olsson et al. (2022) see the induction heads form in a phase change: the in-context loss falls
+    and the prefix-matching scores rise at the same point of training. Here the cliff is read on the
+    accuracy, and only counted when an induction head is there at the end.
 
     The midpoint between the first and the last measurement is robust to the slow drift of the
     plateau (the model learns unigram statistics first) and to noise after the cliff; the largest
@@ -265,11 +276,15 @@ def formation(history: Sequence[EvalPoint]) -> Formation:
     plateau, final = float(acc[0]), float(acc[-1])
     rises = np.diff(acc)
     k = int(np.argmax(rises))
+    head = induction_head_of(history[-1].prefix_matching)
+    if head is not None and not history[-1].prefix_matching[head] >= INDUCTION_THRESHOLD:
+        head = None
     step = None
-    if final - plateau >= MIN_GAIN:
+    if final - plateau >= MIN_GAIN and head is not None:
         step = int(steps[np.argmax(acc >= (plateau + final) / 2)])
     return Formation(
         step=step,
+        head=head,
         plateau=plateau,
         final=final,
         jump_from=int(steps[k]),
@@ -279,7 +294,7 @@ def formation(history: Sequence[EvalPoint]) -> Formation:
 
 
 def formation_step(history: Sequence[EvalPoint]) -> int | None:
-    """The step where the head formed (:attr:`Formation.step`), or None when the accuracy never rose.
+    """The step where the induction head formed (:attr:`Formation.step`), or None when it did not.
 
     Raises:
         ValueError: if ``history`` has fewer than two points.

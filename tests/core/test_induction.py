@@ -192,6 +192,7 @@ def test_batches_are_fixed_by_seed_and_step():
         ({"steps": 1.5}, "steps"),
         ({"layer_norm": 1}, "layer_norm"),
         ({"seed": -1}, "seed"),
+        ({"steps": 5000, "batch_size": 64}, "default's work"),
     ],
 )
 def test_config_refuses_bad_values(changes, message):
@@ -331,10 +332,11 @@ def test_resume_refuses_another_config():
         tr.start_induction({"steps": 2})
 
 
-def point(step: int, accuracy: float) -> tr.EvalPoint:
+def point(step: int, accuracy: float, prefix_matching: float = 0.8) -> tr.EvalPoint:
     z = np.zeros((2, 2))
+    pm = np.array([[0.1, 0.1], [0.2, prefix_matching]])  # (layer, head) = (1, 1) is the induction head
     return tr.EvalPoint(
-        step=step, loss=1.0, copy_loss=1.0, accuracy=accuracy, previous_token=z, prefix_matching=z
+        step=step, loss=1.0, copy_loss=1.0, accuracy=accuracy, previous_token=z, prefix_matching=pm
     )
 
 
@@ -347,8 +349,13 @@ def test_formation_is_the_midpoint_crossing_and_the_largest_jump():
     assert (f.jump_from, f.jump_to) == (100, 120)
     assert math.isclose(f.jump, 0.45)
     assert (f.plateau, f.final) == (0.03, 0.97)
+    assert f.head == (1, 1)
     flat = [point(20 * i, a) for i, a in enumerate([0.03, 0.15, 0.2, 0.22, 0.23])]
     assert tr.formation_step(flat) is None  # rose by 0.2 < MIN_GAIN: no cliff
+    # a climb without an induction head at the end (LayerNorm runs do that) is no formation either
+    other_route = [*history[:-1], point(history[-1].step, 0.97, prefix_matching=0.3)]
+    assert tr.formation(other_route).step is None
+    assert tr.formation(other_route).head is None
     with pytest.raises(ValueError, match="two"):
         tr.formation(history[:1])
 
@@ -367,7 +374,7 @@ def default() -> dflt.DefaultRuns:
 @pytest.mark.slow
 def test_the_two_layer_model_forms_an_induction_head_and_the_control_does_not(default):
     final = default.history[-1]
-    head = ana.induction_head_of(final.prefix_matching)
+    head = ind.induction_head_of(final.prefix_matching)
     assert head is not None
     assert head[0] == 1
     assert final.prefix_matching[head] >= 0.5
