@@ -1,5 +1,6 @@
 """Reading a trained induction-head model: ablation, the kernel view, and the model on your own text.
 
+- :func:`sequence_view`: one held-out sequence, every head's map on it and the model's guesses.
 - :func:`ablation`: switch each head off (its output zeroed before W_O) and measure the accuracy on
   the repeated part, as Olsson et al. (2022) do to show the induction heads are *causally*
   responsible for in-context copying. Which head is the previous-token head (layer 0, highest
@@ -44,6 +45,62 @@ def _check_model(model: object) -> InductionTransformer:
     if not isinstance(model, InductionTransformer):
         raise ValueError(f"expected an InductionTransformer, got {type(model).__name__}")
     return model
+
+
+# --------------------------------------------------------------------------------------------
+# One held-out sequence, read
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SequenceView:
+    """The model on one held-out sequence: what the "read the heads" maps and token strip draw.
+
+    Attributes:
+        tokens: (T,) the sequence.
+        period, start: its segment length p and where the segment starts (the repeat starts at
+            ``start + period``).
+        copy_mask: (T - 1,) True where the next token is a copy (the repeated part).
+        weights: (n_layers, H, T, T) every head's attention, rows = queries.
+        predicted: (T,) the model's next-token guess after each position.
+    """
+
+    tokens: np.ndarray
+    period: int
+    start: int
+    copy_mask: np.ndarray
+    weights: np.ndarray
+    predicted: np.ndarray
+
+
+@torch.no_grad()
+def sequence_view(
+    model: InductionTransformer, index: int = 0, config: InductionConfig | None = None
+) -> SequenceView:
+    """Held-out sequence ``index`` of ``config`` (default the model's) and the model's maps on it.
+
+    Raises:
+        ValueError: if ``model`` is not an :class:`InductionTransformer` or ``index`` is out of range.
+    """
+    model = _check_model(model)
+    batch = eval_batch(config if config is not None else model.config)
+    n = batch.tokens.shape[0]
+    if not (isinstance(index, (int, np.integer)) and 0 <= index < n):
+        raise ValueError(f"index must be in 0..{n - 1}, got {index!r}")
+    tokens = batch.tokens[index]
+    with one_thread():
+        was_training = model.training
+        model.eval()
+        out = model(torch.from_numpy(tokens)[None])  # (1, T)
+        model.train(was_training)
+    return SequenceView(
+        tokens=tokens,
+        period=int(batch.period[index]),
+        start=int(batch.start[index]),
+        copy_mask=batch.copy_mask[index],
+        weights=out.weights[0].numpy(),  # (n_layers, H, T, T)
+        predicted=out.logits[0].argmax(-1).numpy(),  # (T,)
+    )
 
 
 # --------------------------------------------------------------------------------------------

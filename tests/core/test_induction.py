@@ -447,6 +447,23 @@ def test_kernel_view_scores_split_by_previous_token_and_scale_moves_accuracy(def
     assert kv.prefix_matching[-1] > kv.prefix_matching[0] + 0.5
 
 
+@pytest.mark.slow
+def test_sequence_view_shows_the_offset_diagonal_of_the_induction_head(default):
+    view = ana.sequence_view(default.model, index=3)
+    batch = ind.eval_batch(default.config)
+    np.testing.assert_array_equal(view.tokens, batch.tokens[3])
+    out = default.model(torch.from_numpy(batch.tokens[3:4]))
+    np.testing.assert_array_equal(view.weights, out.weights[0].detach().numpy())
+    np.testing.assert_array_equal(view.predicted, out.logits[0].argmax(-1).numpy())
+    # in the repeated part the induction head looks p - 1 back: at the token after the earlier occurrence
+    layer, h = ind.induction_head_of(default.history[-1].prefix_matching)
+    rows = np.flatnonzero(view.copy_mask)
+    looked_at = view.weights[layer, h, rows].argmax(-1)
+    assert np.mean(looked_at == rows - view.period + 1) >= 0.8
+    with pytest.raises(ValueError, match="index"):
+        ana.sequence_view(default.model, index=default.config.eval_size)
+
+
 def test_kernel_view_and_ablation_of_a_one_layer_model():
     model = ind.InductionTransformer(ind.InductionConfig(n_layers=1, eval_size=16))
     with pytest.raises(ValueError, match="2 layers"):
