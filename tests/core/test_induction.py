@@ -541,8 +541,9 @@ def test_the_shipped_default_run_is_what_the_code_trains(default):
     with torch.no_grad():
         same = shipped.model(tokens).logits.argmax(-1) == default.model(tokens).logits.argmax(-1)
     assert float(same.double().mean()) >= 0.97
-    # the shipped model is what its history says
-    assert tr.evaluate(shipped.model, ind.eval_batch(shipped.config)).accuracy == shipped.history[-1].accuracy
+    # the shipped model is what its history says (to a position or two: another CPU may round a near-tie)
+    measured = tr.evaluate(shipped.model, ind.eval_batch(shipped.config)).accuracy
+    assert measured == pytest.approx(shipped.history[-1].accuracy, abs=1e-3)
 
 
 def test_a_damaged_shipped_file_is_refused(tmp_path):
