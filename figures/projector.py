@@ -9,7 +9,9 @@ notes: 12-15 px). Both win over the base font. :func:`for_projector` therefore
 - scales every size a figure sets itself by ``BASE_SIZE / figures.common.BASE_FONT_SIZE``
   (15 -> 20 px), never below ``MIN_SIZE`` (16 px); and
 - writes an explicit size for every text Streamlit's theme would otherwise size (each axis's tick
-  labels and title, each legend, each colour bar, the hover label, the title).
+  labels and title, each legend, each colour bar, the hover label, the title);
+- grows the figure's own margins by the same factor, so the title, the legend above the plot and
+  the tick labels still have their room.
 
 Pure Plotly: a figure in, a new figure out; nothing is computed and the input is left unchanged.
 """
@@ -103,6 +105,11 @@ def _referenced(data: list[dict]) -> set[str]:
 def _projector_layout(layout: dict, data: list[dict]) -> None:
     """Explicit sizes for the layout's texts that Streamlit's theme would size (see module doc)."""
     layout["font"] = {**(layout.get("font") or {}), "size": BASE_SIZE}
+    margin = layout.get("margin")
+    if isinstance(margin, dict):  # the house margins hold the house type: they grow with it
+        for side in ("l", "r", "t", "b"):
+            if isinstance(margin.get(side), (int, float)):
+                margin[side] = round(margin[side] * SCALE)
     _default(layout, ("hoverlabel", "font"), SMALL_SIZE)
     if layout.get("title"):
         _default(layout, ("title", "font"), TITLE_SIZE)

@@ -92,6 +92,13 @@ def test_sizes_the_figure_sets_itself_grow_by_four_thirds_never_below_16():
     assert big["layout"]["coloraxis"]["colorbar"]["tickfont"]["size"] == 18
     assert big["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "weight"
     assert big["layout"]["xaxis2"]["tickfont"]["size"] == 18  # every panel's axes
+    margins = go.Figure(layout={"margin": {"l": 85, "r": 20, "t": 60, "b": 75}})
+    assert projector.for_projector(margins).layout.margin.to_plotly_json() == {
+        "l": 113,
+        "r": 27,
+        "t": 80,
+        "b": 100,
+    }
     lines = projector.for_projector(_figures()["lines"]).to_dict()
     assert lines["layout"]["yaxis"]["tickfont"]["size"] == 16  # 12 * 4/3
     assert lines["layout"]["annotations"][0]["font"]["size"] == 17  # 13 * 4/3 = 17.3
