@@ -51,6 +51,15 @@ export default function () {
     return Number(chart.dataset.naturalHeight);
   };
 
+  // The chart and the element around it, whose flex basis Streamlit sets to the figure's height
+  // (the chart alone would overflow it, over the caption below).
+  const size = (chart, height) => {
+    const holder = chart.closest("[data-testid='stElementContainer']");
+    for (const [element, property] of [[chart, "height"], [holder, "height"], [holder, "flexBasis"]]) {
+      if (element && element.style[property] !== height) element.style[property] = height;
+    }
+  };
+
   let frame = 0;
   const fit = () => {
     frame = 0;
@@ -64,8 +73,7 @@ export default function () {
       if (!own) continue;
       // charts are measured in order: one that grew has already moved those under it
       const room = Math.floor(bottom - (chart.getBoundingClientRect().top + scrolled));
-      const height = room >= Math.max(MIN_PX, SQUEEZE * own) ? `${room}px` : "";
-      if (chart.style.height !== height) chart.style.height = height;
+      size(chart, room >= Math.max(MIN_PX, SQUEEZE * own) ? `${room}px` : "");
     }
   };
   const schedule = () => {
@@ -88,7 +96,7 @@ export default function () {
     document.removeEventListener("keydown", onKey);
     delete document.documentElement.dataset.presentKeys;
     if (frame) cancelAnimationFrame(frame);
-    for (const chart of charts()[1]) chart.style.height = ""; // back to the scrolling page
+    for (const chart of charts()[1]) size(chart, ""); // back to the scrolling page
   };
   window.__attentionPresentCleanup = cleanup;
   return cleanup;
