@@ -458,7 +458,8 @@ def takeaway_section() -> None:
 def render() -> None:
     page_header("ic.title", "ic.intro")
     ui_ic.on_page_start()
-    idea_section()
+    if classroom.on_title_slide():  # part of the page's header
+        idea_section()
     with classroom.controls_area():
         config = controls_section()
     sections = [

@@ -577,10 +577,11 @@ def sparse_section(s: ua.SdpSetup) -> None:
 
 def render() -> None:
     page_header("sdp.title", "sdp.intro")
-    st.latex(
-        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
-        r"\qquad \tau=\sqrt{d_k}"
-    )
+    if classroom.on_title_slide():  # the page's formula: part of its header
+        st.latex(
+            r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
+            r"\qquad \tau=\sqrt{d_k}"
+        )
     with classroom.controls_area():
         controls = controls_section()
         setup = setup_section(controls)

@@ -395,10 +395,12 @@ def buttons_section(config: TransformerConfig | None) -> None:
 def render() -> None:
     page_header("tr.title", "tr.intro")
     ui_tr.on_page_start()
-    task_section()
+    if classroom.on_title_slide():  # while presenting, the task and the buttons go with the live slide
+        task_section()
     with classroom.controls_area():
         config = render_controls_and_config()
-    buttons_section(config)
+    if classroom.on_title_slide():
+        buttons_section(config)
     run = ui_tr.current_run()
     sections = [Section("tr.live_title", partial(live_section, config, run))]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):

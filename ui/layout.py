@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
 
@@ -10,6 +12,7 @@ import plotly.graph_objects as go
 import pyarrow as pa
 import streamlit as st
 
+from figures import projector
 from figures.export import figure_csv
 from ui import caching, classroom
 from ui.handout import qualified_name, record, source
@@ -65,12 +68,17 @@ _CACHED_BUILDERS: dict[tuple[str, str], Callable[..., go.Figure]] = {}
 def page_header(title_key: str, intro_key: str | None = None) -> None:
     """Title and a one-paragraph introduction, both from the i18n catalogue.
 
-    Every page starts with this call; it also makes sure the page runs inside the router.
+    Every page starts with this call; it also makes sure the page runs inside the router. While
+    presenting, both are on the first slide only; the later slides start with the compact slide
+    bar, which holds the title (``ui.classroom``).
     """
     ensure_routed()
+    classroom.begin_page(t(title_key))
+    if not classroom.on_title_slide():
+        return
     st.title(t(title_key))
-    if intro_key and (not classroom.presenting() or classroom.requested_slide() == 1):
-        st.markdown(t(intro_key))  # while presenting: on the first slide only
+    if intro_key:
+        st.markdown(t(intro_key))
 
 
 def look_for(key: str, **kwargs: object) -> None:
@@ -104,22 +112,30 @@ def show_code(code: CodeArg, *, key: str) -> tuple[Callable[..., Any], ...]:
     return fns
 
 
-#: Plotly's base font while presenting (the house template's is 15 px): read from the back row.
-PROJECTOR_FONT_SIZE = 20
+#: id(figure) -> (a weak reference to it, its projector copy): a slide shown again (every rerun)
+#: reuses the copy, whose JSON ``server.plotly_spec`` then keeps too. Dropped with the figure.
+_projected: dict[int, tuple[weakref.ref, go.Figure]] = {}
 
 
 def _for_projector(fig: go.Figure) -> go.Figure:
-    """A copy of a (shared, cached) figure with larger type, for presentation mode.
+    """``fig`` with projector type (``figures.projector``: every text >= 16 px), made once per figure.
 
-    Only the shown slide's figures are copied; text with its own size (annotations) keeps it.
+    Only the shown slide's figures are copied. Figures are keyed by identity: the cached builders
+    return the same object for the same inputs, and no figure is mutated once shown.
     """
-    big = go.Figure(fig)
-    big.update_layout(font={"size": PROJECTOR_FONT_SIZE})
-    legends = big.layout.to_plotly_json()  # legends with a size of their own (one per panel) grow too
-    sized = [k for k, v in legends.items() if k.startswith("legend") and (v.get("font") or {}).get("size")]
-    if sized:
-        big.update_layout({k: {"font": {"size": PROJECTOR_FONT_SIZE}} for k in sized})
+    key = id(fig)
+    entry = _projected.get(key)
+    if entry is not None and entry[0]() is fig:
+        return entry[1]
+    big = projector.for_projector(fig)
+    _projected[key] = (weakref.ref(fig, lambda _, key=key: _projected.pop(key, None)), big)
     return big
+
+
+def _marks_for_projector(marks: Marks) -> Marks:
+    """``marks`` with their annotations' type grown as the projected figure's."""
+    annotations = tuple(projector.projected_annotation(a) for a in marks.annotations)
+    return dataclasses.replace(marks, annotations=annotations)
 
 
 def show_figure(
@@ -144,8 +160,11 @@ def show_figure(
     A figure of several panels gives ``looks`` instead of ``look_for_key``: (panel title, i18n key)
     pairs, one line of the note each.
     """
-    shown = _for_projector(fig) if classroom.presenting() else fig
-    chart = marks.over(shown) if marks is not None else shown
+    shown, shown_marks = fig, marks
+    if classroom.presenting():
+        shown = _for_projector(fig)
+        shown_marks = None if marks is None else _marks_for_projector(marks)
+    chart = shown_marks.over(shown) if shown_marks is not None else shown
     element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
     caption = ""
     if look_for_key:
