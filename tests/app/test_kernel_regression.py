@@ -268,6 +268,15 @@ def test_url_values_are_applied():
 # ---------------------------------------------------------------------------------------------
 
 
+def test_the_uploader_says_the_apps_upload_limit():
+    """Issue 22.6: the uploader's "Limit … per file" is the app's cap (tests/test_upload_limit.py
+    checks the server configs and the README against the same constant)."""
+    from core.csv_data import MAX_UPLOAD_MB
+
+    at = open_page(PAGE, folded=True)
+    assert at.file_uploader(key="kr_upload").proto.max_upload_size_mb == MAX_UPLOAD_MB == 2
+
+
 def test_good_upload_is_fitted_with_scaled_controls():
     at = open_page(PAGE)
     rng = np.random.default_rng(0)
