@@ -423,3 +423,23 @@ def test_a_refused_answer_in_the_link_shows_an_empty_answer():
     (warning,) = [w.value for w in at.warning]
     assert "zzz" in warning
     assert "shows — instead" in warning
+
+
+@pytest.mark.parametrize(("lang", "marker"), [("en", "plays the role"), ("zh", "的作用相当于")])
+def test_the_inverse_temperature_sentence_names_the_right_factor(lang, marker):
+    """Issue 22.6: "1/h² plays the role of 1/√d_k"; with the score -(x - x_i)²/(2h²) the factor in
+    front of the squared distance is 1/(2h²). The factor the sentence names must turn a softmax of
+    -distance² into the Gaussian NW weights (``core.nadaraya_watson.nw_predict``'s), here by hand."""
+    from core.data import post_data
+    from core.nadaraya_watson import nw_predict
+
+    text = load_catalogue(lang)["kr.formula_body"]
+    named = re.findall(r"1/\(?2?h²\)?", text.split(marker)[0])[-1]
+    h = 0.3
+    factor = {"1/(2h²)": 1 / (2 * h * h), "1/h²": 1 / (h * h)}[named]
+    d = post_data()
+    xq = np.linspace(-2, 2, 9)
+    scores = -factor * (xq[:, None] - d.x[None, :]) ** 2  # (Q, N)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(weights @ d.y, nw_predict(d.x, d.y, xq, "gaussian", h), rtol=1e-10)
