@@ -76,5 +76,5 @@ def test_no_doubled_punctuation(lang):
 def test_the_doubled_punctuation_check_catches_what_it_should():
     for text in ("权重。，然后", "如下，。", "结束。。", "比较：。", "例如。.", "x,，y"):
         assert DOUBLED_PUNCTUATION.search(text), text
-    for text in ("权重。然后", "（查询，键）", "0.5，", "e.g. 1.0。", "……", "“是”。"):
+    for text in ("权重。然后", "（查询，键）", "0.5，", "e.g. 1.0。", "……", "“是”。", "4:上, 5:，, 0:小猫"):
         assert not DOUBLED_PUNCTUATION.search(text), text
