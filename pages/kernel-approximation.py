@@ -235,20 +235,12 @@ def _feature_verdicts(cmp, inp: uk.AttentionInputs) -> None:
     """How the kinds compare at each m on the inputs on screen (computed, with the m ranges)."""
     sigma, d = f"{inp.sigma:g}", inp.q.shape[-1]
     for kind, others, key in FEATURE_VERSUS:
-        ratio = cmp.ratio(kind, others)
-        parts = []
-        for outcome, ms in uk.outcome_runs(cmp.m, cmp.versus(kind, others)):
-            r = ratio[[list(cmp.m).index(x) for x in ms]]
-            lo, hi = f"{r.min():.2f}", f"{r.max():.2f}"
-            span = f"×{lo}" if lo == hi else f"×{lo}–{hi}"
-            parts.append(t(f"ka.part_{outcome}", ms=_m_range(ms), ratio=span, pct=f"{ka.SAME_RTOL:.0%}"))
+        parts = [
+            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{ka.SAME_RTOL:.0%}")
+            for run in uk.comparison_runs(cmp, kind, others)
+        ]
         st.markdown(t(key, sigma=sigma, d=d, parts=t("ka.part_sep").join(parts)))
     st.caption(t("ka.trig_depends"))
-
-
-def _m_range(ms: tuple[int, ...]) -> str:
-    """``2–64`` for a run of several feature counts, ``128`` for one."""
-    return str(ms[0]) if len(ms) == 1 else f"{ms[0]}–{ms[-1]}"
 
 
 def _best_features_question(cmp, names: dict[str, str]) -> None:

@@ -130,6 +130,33 @@ def outcome_runs(m: np.ndarray, outcomes: tuple[str, ...]) -> list[tuple[str, tu
     return [(outcome, tuple(ms)) for outcome, ms in runs]
 
 
+@dataclass(frozen=True)
+class OutcomeRun:
+    """Consecutive feature counts where one kind compares the same way with others, for a sentence.
+
+    outcome: ``worse``, ``same`` or ``better``; m_range: ``"2–64"`` or ``"128"``; ratio: the
+    error ratios over the run, ``"×1.35–2.58"`` or ``"×0.93"``.
+    """
+
+    outcome: str
+    m_range: str
+    ratio: str
+
+
+def comparison_runs(cmp: ka.FeatureComparison, kind: str, others: tuple[str, ...]) -> list[OutcomeRun]:
+    """``kind`` against the best of ``others`` along m (``FeatureComparison.versus`` and ``ratio``),
+    as runs of consecutive m with the same outcome."""
+    ratio = cmp.ratio(kind, others)  # (M,)
+    position = {int(m): i for i, m in enumerate(cmp.m)}
+    out = []
+    for outcome, ms in outcome_runs(cmp.m, cmp.versus(kind, others)):
+        r = ratio[[position[m] for m in ms]]
+        lo, hi = f"{r.min():.2f}", f"{r.max():.2f}"
+        span = str(ms[0]) if len(ms) == 1 else f"{ms[0]}–{ms[-1]}"
+        out.append(OutcomeRun(outcome, span, f"×{lo}" if lo == hi else f"×{lo}–{hi}"))
+    return out
+
+
 @caching.data(max_entries=32)
 def causal_check(inp: AttentionInputs, m: int, feature_map: str, seed: int) -> ka.CausalCheck:
     """Causal prefix-sum form against the masked quadratic form of the same features."""

@@ -258,3 +258,21 @@ def test_the_polynomial_sentence_says_exp_of_twice_the_score():
     assert "exp(2s)" in look
     assert f"|s| ≤ {match.radius:.2f}" in look
     assert f"{match.share:.0%}" in look
+
+
+def test_comparison_runs_group_consecutive_m():
+    from core import kernel_approximation as ka
+
+    cmp = ka.FeatureComparison(
+        m=np.array([2.0, 4.0, 8.0, 16.0]),
+        kinds=("trig", "pos"),
+        error=np.array([[3.0, 2.0, 1.0, 0.5], [1.0, 1.0, 1.0, 1.0]]),
+        kernel_mse=np.zeros((2, 4)),
+        negative_share=np.zeros((2, 4)),
+        near_zero_share=np.zeros((2, 4)),
+    )
+    assert uk.comparison_runs(cmp, "trig", ("pos",)) == [
+        uk.OutcomeRun("worse", "2–4", "×2.00–3.00"),
+        uk.OutcomeRun("same", "8", "×1.00"),
+        uk.OutcomeRun("better", "16", "×0.50"),
+    ]
