@@ -61,7 +61,9 @@ def page_runner() -> Callable[..., AppTest]:
 #: Two sentence marks in a row ("。，", "，。", "。。", "：。", ...), or a Chinese mark beside an
 #: ASCII one ("。.", ",，"): doubled punctuation, in a catalogue or in text composed from several.
 #: A token shown as "position:token" ("5:，", the comma of the Chinese sentence) is a word, not a mark.
-DOUBLED_PUNCTUATION = re.compile(r"(?<!\d:)[。，、；：！？][。，、；：！？.,;:!?]|(?<![\d.])[.,;:!?][。，、；：！？]")
+DOUBLED_PUNCTUATION = re.compile(
+    r"(?<!\d:)[。，、；：！？][。，、；：！？.,;:!?]|(?<![\d.])[.,;:!?][。，、；：！？]"
+)
 
 
 def page_texts(at: AppTest) -> list[str]:
