@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.threads import one_thread
-from core.training_diagnostics import Diagnostic, diagnose
+from core.training_diagnostics import LEAK_RATIO, Diagnostic, diagnose
 from core.training_evaluation import (
     AttentionSummary,
     RolloutError,
@@ -52,9 +52,12 @@ AHEAD_FACTOR = 1.3
 COLLAPSE_RATIO = 2.0
 #: ...and leaves it "unaffected" up to this factor.
 UNAFFECTED_RATIO = 1.2
-#: Without the mask the model "cheats" when its past-only error is this many times its
-#: teacher-forced loss (with the mask the two are equal).
-LEAK_RATIO = 1.5
+#: A rollout error within this relative distance of repeating the last value is "about the same"
+#: (a ratio of ×1.01 is a tie, not "worse").
+ROLLOUT_SAME_RTOL = 0.05
+# LEAK_RATIO (imported): without the mask the model "cheats" when its past-only error is this many
+# times its teacher-forced loss; it is the red threshold of the diagnostics table's "leak" row, so
+# the verdict and the row agree.
 
 
 # --------------------------------------------------------------------------------------------
@@ -115,18 +118,20 @@ def measure_findings(result: TrainResult, n_windows: int = 256) -> Findings:
             distances, shares, uniform = distances[keep], shares[keep], uniform[keep]
         example = fixed_example(result.data)
         val_loss = validation_loss(model, val)
+        # Under the causal mask the honest error is the teacher-forced loss exactly (the mask
+        # already hides the future): skip its T forward passes (~0.4 s) and reuse the loss.
+        prefix_error = val_loss if result.config.causal else prefix_one_step_error(model, val)
+        leak = prefix_error / val_loss if val_loss > 0 else math.inf
         return Findings(
             val_loss=val_loss,
-            # Under the causal mask the honest error is the teacher-forced loss exactly (the mask
-            # already hides the future): skip its T forward passes (~0.4 s) and reuse the loss.
-            prefix_error=val_loss if result.config.causal else prefix_one_step_error(model, val),
+            prefix_error=prefix_error,
             rollout=rollout_error(model, val, context),
             shuffle=evaluate_shuffled(model, val, seed=result.config.seed),
             attention=attention_summary(result),
             distances=distances,
             shares=shares,
             uniform=uniform,
-            diagnostics=diagnose(result),
+            diagnostics=diagnose(result, leak=1.0 if result.config.causal else leak),
             example=example.numpy(),
             example_one_step=predict(model, example[None, :-1])[0].numpy(),
             example_rollout=rollout(model, example[None], context)[0].numpy(),
@@ -194,10 +199,13 @@ def leak_verdict(val_loss: float, prefix_error: float, optimum: float, *, causal
 
 
 def rollout_verdict(rollout: RolloutError) -> Verdict:
-    """The model's rollout error against repeating the last value (the run's :func:`rollout_error`)."""
+    """The model's rollout error against repeating the last value (the run's :func:`rollout_error`):
+    worse, about the same (within ±``ROLLOUT_SAME_RTOL``) or better."""
     model, last = rollout.model, rollout.last_value
     ratio = model / last if last > 0 else math.inf
-    values = {"model": model, "last_value": last, "ratio": ratio}
-    if not math.isfinite(model) or model > last:
+    values = {"model": model, "last_value": last, "ratio": ratio, "pct": ROLLOUT_SAME_RTOL}
+    if not math.isfinite(ratio) or ratio > 1 + ROLLOUT_SAME_RTOL:
         return Verdict("tr.verdict_rollout_worse", values)
+    if ratio >= 1 - ROLLOUT_SAME_RTOL:
+        return Verdict("tr.verdict_rollout_same", values)
     return Verdict("tr.verdict_rollout_better", values)

@@ -33,7 +33,10 @@ The exact reference is :func:`core.attention.scaled_dot_product_attention`.
 Shapes (legend in ``core/__init__.py``): query (..., L, D), key (..., S, D), value (..., S, Dv),
 features (..., L, m) and (..., S, m), output (..., L, Dv), weights (..., L, S) (rows = queries).
 In the 1-D regression part: x_train, y_train (N,), x_query (Q,), features (N, m) / (Q, m).
-Every random draw takes a ``seed``; the same seed gives the same features.
+Every random draw takes a ``seed``; the same seed gives the same features. A draw of m features
+depends on the pair (seed, m) (:func:`draw_seed`): m features are not the first m of a larger draw,
+so statistics over seeds and m (:func:`rff_convergence`, :func:`compare_features`) use independent
+draws at every point and their medians are honest.
 """
 
 from __future__ import annotations
@@ -62,11 +65,26 @@ MAX_FEATURES = 65_536
 KERNEL_ERROR_SAMPLES = 50
 #: A trigonometric denominator below this fraction of the exact one counts as "near zero".
 NEAR_ZERO_FRACTION = 0.1
+#: Two median errors within this relative distance count as "about the same" (FeatureComparison.versus).
+SAME_RTOL = 0.1
 
 
 # ----------------------------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------------------------
+
+
+def draw_seed(seed: int, m: int) -> int:
+    """The generator seed of the draw of ``m`` features for ``seed`` (a 63-bit integer).
+
+    Derived from the pair through :class:`numpy.random.SeedSequence`, so draws of different m
+    (or seeds) are independent instead of sharing their leading rows.
+
+    Raises:
+        ValueError: on a negative seed or m < 1.
+    """
+    pair = [checks.seed(seed), checks.int_in("m", m, 1, MAX_FEATURES)]
+    return int(np.random.SeedSequence(pair).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
 def _check_kind(kind: object) -> str:
@@ -135,7 +153,8 @@ class FourierFeatures:
 
 
 def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures:
-    """Draw m random Fourier features for the Gaussian kernel of bandwidth h (seeded).
+    """Draw m random Fourier features for the Gaussian kernel of bandwidth h (seeded by the pair
+    (seed, m): :func:`draw_seed`).
 
     ``z(x)·z(y)`` is an unbiased estimate of ``exp(-(x - y)² / (2h²))`` (the kernel is
     ``core.kernels.KERNELS["gaussian"]((x - y)/h)`` up to its constant 1/√(2π)), with variance
@@ -146,7 +165,7 @@ def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures
     """
     m = checks.int_in("m", m, 1, MAX_FEATURES)
     h = checks.positive("bandwidth", bandwidth)
-    rng = np.random.default_rng(checks.seed(seed))
+    rng = np.random.default_rng(draw_seed(seed, m))
     w = rng.normal(0.0, 1.0 / h, m)
     b = rng.uniform(0.0, 2.0 * math.pi, m)
     return FourierFeatures(w=w, b=b, bandwidth=h)
@@ -245,13 +264,17 @@ def rff_nw_predict(
 
 @dataclass(frozen=True)
 class RffConvergence:
-    """How the random-feature approximation improves with m, averaged over seeds.
+    """How the random-feature approximation improves with m: medians over seeds.
+
+    Every statistic over seeds is a median (a draw whose denominator nears zero can make a single
+    fit arbitrarily bad, and a mean would follow it); each (seed, m) is an independent draw.
 
     Attributes:
         m: (M,) feature counts.
-        kernel_rms: (M,) RMS error of the (Q, N) kernel matrix estimate, mean over seeds.
+        kernel_rms: (M,) RMS error of the (Q, N) kernel matrix estimate, median over seeds.
         fit_rms: (M,) RMS error of the Nadaraya-Watson fit against the exact fit, median over
-            seeds (a seed whose denominator nears zero can make a single fit arbitrarily bad).
+            seeds; ``fit_rms_draws[:, 0]`` is the draw ``rff_nw_predict(..., m, seed)`` shows.
+        fit_rms_draws: (M, n_seeds) that RMS error for each seed (seed, seed + 1, ...).
         reference: (M,) the c/√m line through the last kernel_rms point.
         slope: least-squares slope of log kernel_rms on log m (about -1/2).
     """
@@ -259,6 +282,7 @@ class RffConvergence:
     m: np.ndarray
     kernel_rms: np.ndarray
     fit_rms: np.ndarray
+    fit_rms_draws: np.ndarray
     reference: np.ndarray
     slope: float
 
@@ -272,7 +296,8 @@ def rff_convergence(
     n_seeds: int = 8,
     seed: int = 0,
 ) -> RffConvergence:
-    """Kernel and fit error of random Fourier features against m (seeds seed .. seed+n_seeds-1).
+    """Kernel and fit error of random Fourier features against m (seeds seed .. seed+n_seeds-1),
+    medians over the seeds, an independent draw at every (seed, m).
 
     Raises:
         ValueError: on bad inputs (see :func:`rff_nw_predict`), an empty m_values or n_seeds < 1.
@@ -284,7 +309,7 @@ def rff_convergence(
     exact_fit = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))  # (Q,)
     xs = xt[:: max(1, xt.size // KERNEL_ERROR_SAMPLES)]  # (N',) a subset keeps the kernel check cheap
     exact_k = gaussian_kernel_matrix(xq, xs, bandwidth)  # (Q, N')
-    kernel_rms, fit_rms = [], []
+    kernel_rms, fit_rms = [], []  # (M,) medians; fit_rms: (M, n_seeds) before the median
     for m in m_values:
         k_err, f_err = [], []
         for s in range(n_seeds):
@@ -294,14 +319,20 @@ def rff_convergence(
             with np.errstate(divide="ignore", invalid="ignore"):
                 fit = (zq @ (zt.T @ yt)) / (zq @ zt.sum(axis=0))  # (Q,), no (Q, N) matrix
             f_err.append(np.sqrt(np.mean((fit - exact_fit) ** 2)))
-        kernel_rms.append(np.mean(k_err))
-        fit_rms.append(np.median(f_err))
+        kernel_rms.append(np.median(k_err))
+        fit_rms.append(f_err)
     m_arr = np.asarray(m_values, dtype=float)
     k_arr = np.asarray(kernel_rms)
+    draws = np.asarray(fit_rms)  # (M, n_seeds)
     slope = float(np.polyfit(np.log(m_arr), np.log(k_arr), 1)[0])
     reference = k_arr[-1] * np.sqrt(m_arr[-1] / m_arr)
     return RffConvergence(
-        m=m_arr, kernel_rms=k_arr, fit_rms=np.asarray(fit_rms), reference=reference, slope=slope
+        m=m_arr,
+        kernel_rms=k_arr,
+        fit_rms=np.median(draws, axis=1),
+        fit_rms_draws=draws,
+        reference=reference,
+        slope=slope,
     )
 
 
@@ -342,6 +373,8 @@ def draw_directions(
 ) -> torch.Tensor:
     """The directions W a feature kind uses: (m, D), or (m/2, D) for trigonometric (m features).
 
+    The draw is seeded by the pair (seed, m) (:func:`draw_seed`): fresh directions for every m.
+
     Raises:
         ValueError: on an unknown kind, an odd m for trigonometric features, or bad sizes.
     """
@@ -350,8 +383,9 @@ def draw_directions(
     if kind == "trigonometric":
         if m % 2:
             raise ValueError(f"trigonometric features come in sin/cos pairs: m must be even, got {m}")
-        return gaussian_directions(m // 2, d, orthogonal=False, seed=seed, dtype=dtype)
-    return gaussian_directions(m, d, orthogonal=kind == "positive_orthogonal", seed=seed, dtype=dtype)
+        return gaussian_directions(m // 2, d, orthogonal=False, seed=draw_seed(seed, m), dtype=dtype)
+    orthogonal = kind == "positive_orthogonal"
+    return gaussian_directions(m, d, orthogonal=orthogonal, seed=draw_seed(seed, m), dtype=dtype)
 
 
 def softmax_features(x: torch.Tensor, w: torch.Tensor, kind: str, *, stabilise: bool = False) -> torch.Tensor:
@@ -617,13 +651,17 @@ def approximate_attention(
 
 @dataclass(frozen=True)
 class FeatureComparison:
-    """Relative error of the attention matrix against m, per feature kind (over many seeds).
+    """Relative error of the attention matrix against m, per feature kind (medians over seeds).
+
+    Each (seed, m) is an independent draw of directions (:func:`draw_seed`), and every statistic
+    over seeds is a median: the per-draw errors are heavy-tailed (one draw can be 100x the
+    others), so a mean over a dozen draws would follow whichever draw is worst.
 
     Attributes:
         m: (M,) feature counts.
         kinds: the feature kinds, in order.
         error: (K, M) median over seeds of ‖approx - exact‖_F / ‖exact‖_F of the weights.
-        kernel_mse: (K, M) mean over seeds of the mean squared error of the unnormalised kernel
+        kernel_mse: (K, M) median over seeds of the mean squared error of the unnormalised kernel
             estimate φ(q)·φ(k) against exp(scale q·k), relative to the mean squared kernel.
         negative_share: (K, M) share of (query, seed) pairs whose estimated denominator is <= 0.
         near_zero_share: (K, M) share whose estimated denominator is below
@@ -641,6 +679,31 @@ class FeatureComparison:
     def sqrt_m_reference(self) -> np.ndarray:
         """(M,) the Monte-Carlo rate 1/√m through the first kind's error at the largest m."""
         return self.error[0, -1] * np.sqrt(self.m[-1] / self.m)
+
+    def versus(self, kind: str, others: tuple[str, ...], rtol: float = SAME_RTOL) -> tuple[str, ...]:
+        """At each m, ``kind``'s error against the best (smallest) error of ``others``.
+
+        Returns:
+            (M,) ``"worse"`` (above the best by more than ``rtol``), ``"better"`` (below it by
+            more than ``rtol``) or ``"same"``.
+
+        Raises:
+            ValueError: on a kind this comparison does not hold.
+        """
+        for name in (kind, *others):
+            if name not in self.kinds:
+                raise ValueError(f"kind {name!r} not in this comparison ({', '.join(self.kinds)})")
+        mine = self.error[self.kinds.index(kind)]  # (M,)
+        best = self.error[[self.kinds.index(o) for o in others]].min(axis=0)  # (M,)
+        return tuple(
+            "worse" if a > best_m * (1 + rtol) else "better" if a < best_m / (1 + rtol) else "same"
+            for a, best_m in zip(mine, best, strict=True)
+        )
+
+    def ratio(self, kind: str, others: tuple[str, ...]) -> np.ndarray:
+        """(M,) ``kind``'s error divided by the best error of ``others`` at each m."""
+        best = self.error[[self.kinds.index(o) for o in others]].min(axis=0)
+        return self.error[self.kinds.index(kind)] / best
 
 
 @functools.lru_cache(maxsize=32)  # one comparison's kinds x m values; ~10 MB at m <= 512, D <= 32
@@ -704,7 +767,7 @@ def compare_features(
                 n_neg += int((den <= 0).sum())
                 n_near += int((den < NEAR_ZERO_FRACTION * exact_den).sum())
             err[a, b] = np.median(torch.cat(e).numpy())
-            mse[a, b] = float(torch.cat(k_mse).mean())
+            mse[a, b] = np.median(torch.cat(k_mse).numpy())
             neg[a, b] = n_neg / (n_seeds * query.shape[-2])
             near[a, b] = n_near / (n_seeds * query.shape[-2])
     return FeatureComparison(
@@ -813,6 +876,81 @@ def dissection_weights(
     raise ValueError(f"unknown kernel {kernel!r}; known: {', '.join(DISSECTION_KERNELS)}")
 
 
+#: The relative gap within which the polynomial kernel (1 + s)² counts as matching exp(2s).
+POLYNOMIAL_RTOL = 0.05
+
+
+@dataclass(frozen=True)
+class PolynomialMatch:
+    """Where the degree-2 polynomial kernel (1 + s)² tracks an exponential, on the scores shown.
+
+    (1 + s)² = 1 + 2s + s² and exp(2s) = 1 + 2s + 2s² + ...: the two agree to first order, so for
+    small scores the polynomial kernel behaves like the exponential of **twice** the score (a
+    softmax at half the temperature), not like exp(s) (which it leaves at once: 1 + s ≠ 1 + 2s).
+
+    Attributes:
+        rtol: the relative gap allowed.
+        radius: the largest r with |(1 + s)² / exp(2s) - 1| <= rtol for every |s| <= r.
+        share: fraction of the (L, S) scores s = scale·q·k with |s| <= radius.
+        lowest, highest: the smallest and largest score.
+    """
+
+    rtol: float
+    radius: float
+    share: float
+    lowest: float
+    highest: float
+
+
+def polynomial_gap(s: np.ndarray | float) -> np.ndarray:
+    """|(1 + s)² / exp(2s) - 1|: the relative gap of the polynomial kernel to exp(2s), elementwise."""
+    s = np.asarray(s, dtype=np.float64)
+    return np.abs((1.0 + s) ** 2 * np.exp(-2.0 * s) - 1.0)
+
+
+def _gap_edge(rtol: float, direction: float) -> float:
+    """Bisection for the |s| where the gap first reaches rtol, walking from 0 in ``direction`` (±1).
+
+    The gap grows monotonically away from 0 on (-1, 0] and on [0, ∞): the ratio (1 + s)²e^{-2s}
+    has derivative -2s(1 + s)e^{-2s}, so it peaks at 1 at s = 0.
+    """
+    lo, hi = 0.0, 1.0  # the gap is 1 at s = -1 and > 0.5 at s = 1: the edge lies in (0, 1)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if polynomial_gap(direction * mid) <= rtol else (lo, mid)
+    return lo
+
+
+def polynomial_match(
+    query: torch.Tensor, key: torch.Tensor, rtol: float = POLYNOMIAL_RTOL, scale: float | None = None
+) -> PolynomialMatch:
+    """The range of scores where (1 + s)² stays within ``rtol`` of exp(2s), and how many of the
+    scores s = scale·q·k (default scale 1/√D) of these inputs lie in it.
+
+    Args:
+        query: (L, D); key: (S, D).
+
+    Raises:
+        ValueError: on mismatched shapes or rtol not in (0, 0.5).
+    """
+    query = _check_tensor("query", _as_tensor("query", query))
+    key = _check_tensor("key", _as_tensor("key", key))
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query and key must share D, got {query.shape[-1]} and {key.shape[-1]}")
+    rtol = checks.positive("rtol", rtol)
+    if rtol >= 0.5:
+        raise ValueError(f"rtol must be below 0.5, got {rtol}")
+    scores = (_resolve_scale(scale, query.shape[-1]) * (query @ key.transpose(-2, -1))).numpy()  # (L, S)
+    radius = min(_gap_edge(rtol, 1.0), _gap_edge(rtol, -1.0))
+    return PolynomialMatch(
+        rtol=rtol,
+        radius=radius,
+        share=float(np.mean(np.abs(scores) <= radius)),
+        lowest=float(scores.min()),
+        highest=float(scores.max()),
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # cost: time and peak memory against L, measured
 # ----------------------------------------------------------------------------------------------
@@ -886,11 +1024,13 @@ def torch_version() -> str:
 
 @dataclass(frozen=True)
 class AttentionInputs:
-    """Random self-attention inputs as float64 numpy: q, k (L, D) with N(0, σ²) entries, v (L, Dv)."""
+    """Random self-attention inputs as float64 numpy: q, k (L, D) with N(0, σ²) entries, v (L, Dv);
+    ``sigma`` is that σ."""
 
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
+    sigma: float
 
 
 def attention_inputs(length: int, d_k: int, sigma: float, seed: int = 0, d_v: int = 4) -> AttentionInputs:
@@ -904,7 +1044,7 @@ def attention_inputs(length: int, d_k: int, sigma: float, seed: int = 0, d_v: in
     """
     sigma = checks.positive("sigma", sigma)
     q, k, v = random_qkv(length, d_k, d_v, seed)
-    return AttentionInputs(q=(q * sigma).numpy(), k=(k * sigma).numpy(), v=v.numpy())
+    return AttentionInputs(q=(q * sigma).numpy(), k=(k * sigma).numpy(), v=v.numpy(), sigma=sigma)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Five symptoms, each measured on the run on screen and flagged green / amber / red against named
 thresholds: the validation loss oscillates (wrong scale), attention concentrates on one position
 (entropy too low), a loss or a weight is NaN (masking by adding -inf), heads repeat each other,
-every output is the same (a view/transpose bug). The statistics of attention maps themselves
+every output is the same (a view/transpose bug); and a sixth from the post's section 5.2: without
+the causal mask the model cheats (it reads its own target). The statistics of attention maps themselves
 (support, peak weight, head similarity) live in ``core.diagnostics``; this module applies them
 to a run and compares.
 """
@@ -18,13 +19,23 @@ import numpy as np
 import torch
 
 from core.diagnostics import max_weight, redundancy_score
-from core.training_evaluation import on_one_thread, predict, validation_attention
+from core.training_evaluation import (
+    on_one_thread,
+    predict,
+    prefix_one_step_error,
+    validation_attention,
+    validation_loss,
+)
 
 if TYPE_CHECKING:  # core.training imports what imports this module: only the type from there
     from core.training import TrainResult
 
-#: Diagnostic ids in the order of the post's table (section 5.4).
-DIAGNOSTICS = ("oscillation", "concentration", "nan", "redundancy", "constant_output")
+#: Diagnostic ids in the order of the post's table (section 5.4), then the leak of section 5.2.
+DIAGNOSTICS = ("oscillation", "concentration", "nan", "redundancy", "constant_output", "leak")
+#: The model "cheats" when its honest (past-only) error is this many times its teacher-forced
+#: loss (with the causal mask the two are equal: ratio 1); amber from ``LEAK_AMBER``.
+LEAK_RATIO = 1.5
+LEAK_AMBER = 1.2
 
 
 @dataclass(frozen=True)
@@ -66,9 +77,18 @@ def loss_oscillation(val_loss: list[float] | np.ndarray) -> float:
     return float(np.clip(np.diff(np.log(v)), 0.0, None).sum())
 
 
+def leak_ratio(result: TrainResult, windows: torch.Tensor) -> float:
+    """Honest (past-only) next-step error ÷ teacher-forced loss on ``windows`` (N, T + 1): 1 under
+    the causal mask (the mask already hides the future: both are the same computation)."""
+    if result.config.causal:
+        return 1.0
+    loss = validation_loss(result.model, windows)
+    return prefix_one_step_error(result.model, windows) / loss if loss > 0 else math.inf
+
+
 @on_one_thread
-def diagnose(result: TrainResult, n_windows: int = 64) -> list[Diagnostic]:
-    """Evaluate the post's five symptoms on a run, each flagged green / amber / red.
+def diagnose(result: TrainResult, n_windows: int = 64, *, leak: float | None = None) -> list[Diagnostic]:
+    """Evaluate the post's five symptoms and the leak on a run, each flagged green / amber / red.
 
     - ``oscillation``: :func:`loss_oscillation` of the validation loss (the post: wrong scale).
       The presets' runs measure 0.2-0.55 (seeds 0-2, with or without √d_k), so amber starts at 0.6.
@@ -79,6 +99,8 @@ def diagnose(result: TrainResult, n_windows: int = 64) -> list[Diagnostic]:
       first ``n_windows`` validation windows and all layers (the post: heads repeating each other).
     - ``constant_output``: max(0, 1 - std(predictions) / std(targets)) on validation (the post:
       every output the same, a view/transpose bug).
+    - ``leak``: :func:`leak_ratio`, honest error ÷ teacher-forced loss (the post 5.2: without the
+      causal mask the model cheats); ``leak`` gives it when already measured (on other windows).
 
     Returns:
         One :class:`Diagnostic` per id of :data:`DIAGNOSTICS`, in that order.
@@ -109,6 +131,8 @@ def diagnose(result: TrainResult, n_windows: int = 64) -> list[Diagnostic]:
         out.append(Diagnostic("redundancy", "", redundancy, 0.85, 0.95))
         spread = float(predictions.std() / windows[:, 1:].std())
         out.append(Diagnostic("constant_output", "", max(0.0, 1.0 - spread), 0.7, 0.9))
+    value = leak_ratio(result, windows) if leak is None else float(leak)
+    out.append(Diagnostic("leak", "", value, LEAK_AMBER, LEAK_RATIO))
     return [
         d if d.level else Diagnostic(d.id, _level(d.value, d.amber, d.red), d.value, d.amber, d.red)
         for d in out

@@ -309,11 +309,24 @@ def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs
 
 
 def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
-    """Where the learned bandwidth ended, against the oracle's, in one sentence."""
+    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
     h = run.bandwidth[-1]
-    st.markdown(
-        t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
-    )
+    key = ui_ic.verdict_bandwidth(h, refs.oracle_h)
+    moving = ui_ic.still_moving(run.bandwidth)
+    if moving is not None and key == "ic.verdict_h_match":
+        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
+    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
+    if moving is not None:
+        drift, window = moving
+        st.markdown(
+            t(
+                "ic.not_converged",
+                drift=f"{drift:+.1%}",
+                window=window,
+                settled=f"{ui_ic.SETTLED_DRIFT:.0%}",
+                steps=run.steps_done,
+            )
+        )
 
 
 def window_section(run: ICLRun | None) -> None:
@@ -338,12 +351,17 @@ def window_section(run: ICLRun | None) -> None:
         )
         ellipse_code = (icl.plane_of, icl.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
+        drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
+        if icl.curvature_kind(drawn) != "window":
+            st.caption(
+                t("ic.ellipse_no_window", reading=ui_ic.curvature_reading(drawn), cap=f"{shape.cap:g}")
+            )
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
-        st.metric(t("ic.metric_along"), f"{shape.window.widths[0]:.3f}")
-        st.metric(t("ic.metric_across"), f"{shape.window.widths[-1]:.3g}", help=t("ic.metric_across_help"))
+        table(ui_ic.window_rows(shape.window))
         st.markdown(t(ui_ic.verdict_alignment(shape.window)))
+        st.markdown(ui_ic.window_claim(shape.window))
         if run.config.dim == 2:
             st.caption(t("ic.window_d2"))
 

@@ -49,11 +49,13 @@ def regression_section() -> None:
     fit = uk.rff_fit(h, m, seed)
     conv = uk.rff_convergence(h, seed)
     _slope_question(conv)
+    at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
     k1, k2, k3 = st.columns(3)
-    k1.metric(t("ka.metric_fit_rms"), f"{fit.rms_error:.3g}")
+    k1.metric(t("ka.metric_fit_rms", seeds=uk.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
-    rff_figures(uk.regression_data(), fit, conv, h, m)
+    st.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=uk.RFF_SEEDS))
+    rff_figures(uk.regression_data(), fit, conv, h, m, seed)
 
 
 #: What quadrupling m does to an error falling like m^slope, by the nearest slope.
@@ -73,8 +75,10 @@ def _slope_question(conv: uk.RffConvergence) -> None:
     )
 
 
-def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int) -> None:
-    """The random-feature fit next to the error against m."""
+def rff_figures(
+    data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int
+) -> None:
+    """The random-feature fit next to the error against m (medians of ``uk.RFF_SEEDS`` draws)."""
     a, b = st.columns(2)
     with a:
         fig = fk.rff_fit_figure(
@@ -93,8 +97,8 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
         fig = fk.loglog_figure(
             conv.m,
             {
-                t("ka.series_kernel_rms"): conv.kernel_rms,
-                t("ka.series_fit_rms"): conv.fit_rms,
+                t("ka.series_kernel_rms", seeds=uk.RFF_SEEDS): conv.kernel_rms,
+                t("ka.series_fit_rms", seeds=uk.RFF_SEEDS): conv.fit_rms,
                 t("ka.series_sqrt_m"): conv.reference,
             },
             title=t("ka.fig_rff_error"),
@@ -104,7 +108,15 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
             marker_x=float(m),
             marker_text=t("ka.current_m"),
         )
-        show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error", code=ka.rff_convergence)
+        show_figure(
+            fig,
+            key="ka_fig_rff_error",
+            look_for_key="ka.look_rff_error",
+            code=ka.rff_convergence,
+            seeds=uk.RFF_SEEDS,
+            first=seed,
+            last=seed + uk.RFF_SEEDS - 1,
+        )
 
 
 def attention_intro() -> None:
@@ -187,7 +199,7 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     heading("ka.features_title", sub=True)
-    st.markdown(t("ka.features_body"))
+    st.markdown(t("ka.features_body", seeds=uk.FEATURE_SEEDS))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
     _best_features_question(cmp, names)
@@ -208,7 +220,27 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
         )
     with b:
         _denominators_figure(cmp)
+    _feature_verdicts(cmp, inp)
     st.markdown(t("ka.features_why"))
+
+
+#: The comparisons said under the error chart: (kind, the kinds it is compared with, i18n key).
+FEATURE_VERSUS = (
+    ("trigonometric", ("positive_orthogonal", "positive_iid"), "ka.trig_vs_positive"),
+    ("positive_orthogonal", ("positive_iid",), "ka.orth_vs_iid"),
+)
+
+
+def _feature_verdicts(cmp, inp: uk.AttentionInputs) -> None:
+    """How the kinds compare at each m on the inputs on screen (computed, with the m ranges)."""
+    sigma, d = f"{inp.sigma:g}", inp.q.shape[-1]
+    for kind, others, key in FEATURE_VERSUS:
+        parts = [
+            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{ka.SAME_RTOL:.0%}")
+            for run in uk.comparison_runs(cmp, kind, others)
+        ]
+        st.markdown(t(key, sigma=sigma, d=d, parts=t("ka.part_sep").join(parts)))
+    st.caption(t("ka.trig_depends"))
 
 
 def _best_features_question(cmp, names: dict[str, str]) -> None:
@@ -290,7 +322,18 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
     )
-    show_figure(fig, key="ka_fig_tsai", look_for_key="ka.look_tsai", code=ka.dissection_weights)
+    poly = uk.polynomial_match(inp)
+    show_figure(
+        fig,
+        key="ka_fig_tsai",
+        look_for_key="ka.look_tsai",
+        code=(ka.dissection_weights, ka.polynomial_match),
+        pct=f"{poly.rtol:.0%}",
+        radius=f"{poly.radius:.2f}",
+        share=f"{poly.share:.0%}",
+        lo=f"{poly.lowest:.2f}",
+        hi=f"{poly.highest:.2f}",
+    )
 
 
 COST_REQUESTED = "ka_cost_requested"

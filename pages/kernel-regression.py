@@ -81,7 +81,12 @@ def uploaded_data(builtin: kr.PageData) -> kr.PageData:
     """Sidebar: the CSV upload. Returns its data, or ``builtin`` without a file (or a bad one)."""
     sb = st.sidebar
     sb.subheader(t("kr.upload_header"))
-    upload = sb.file_uploader(t("kr.upload"), key="kr_upload", help=t("kr.upload_help", max=kr.MAX_N))
+    upload = sb.file_uploader(
+        t("kr.upload"),
+        key="kr_upload",
+        help=t("kr.upload_help", max=kr.MAX_N),
+        max_upload_size=kr.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
+    )
     if upload is None:
         return builtin
     try:

@@ -132,10 +132,13 @@ class LiveView:
 
 
 def _status_line(run: TrainResult, *, live: bool) -> str:
-    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first)."""
+    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first).
+
+    Before the first epoch ends there is no speed nor training loss to show: the line says so.
+    """
     config = run.config
     status = t(
-        "tr.status",
+        "tr.status" if run.epochs_done else "tr.status_no_epoch",
         epoch=run.epochs_done,
         total=config.epochs,
         steps=run.batches_done,
@@ -361,13 +364,16 @@ def diagnostics_section(run: TrainResult) -> None:
 def speed_section(run: TrainResult) -> None:
     heading("tr.speed_title", sub=True)
     wall = ui_tr.wall_seconds()
+    done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
     cols[0].metric(
-        t("tr.metric_epochs_per_s"), f"{run.epochs_done / run.seconds:.2f}" if run.seconds else "–"
+        t("tr.metric_epochs_per_s"), f"{run.epochs_done / run.seconds:.2f}" if done and run.seconds else "–"
     )
-    cols[1].metric(t("tr.metric_epochs_per_s_page"), f"{run.epochs_done / wall:.2f}" if wall else "–")
+    cols[1].metric(
+        t("tr.metric_epochs_per_s_page"), f"{run.epochs_done / wall:.2f}" if done and wall else "–"
+    )
     cols[2].metric(t("tr.metric_overhead"), f"{wall / run.seconds - 1:+.0%}" if wall and run.seconds else "–")
-    st.caption(t("tr.speed_caption"))
+    st.caption(t("tr.speed_caption") if done else t("tr.speed_no_epoch"))
 
     rows = ui_tr.history_table()
     if rows:

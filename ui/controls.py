@@ -330,11 +330,13 @@ def number_input(
     fmt: str | None = None,
     where: Any | None = None,
     placeholder: str | None = None,
+    disabled: bool = False,
 ) -> Any:
     """A bound number input with hard bounds (values outside them are rejected by Streamlit).
 
     ``value=None`` draws it empty (returns None until the user types); a None bound is open. A
-    refused link value gets a warning, as for :func:`slider`.
+    refused link value gets a warning, as for :func:`slider`. ``disabled``: shown (with its value
+    kept) but not editable, for an input that does not apply under the other controls.
     """
     raw = st.query_params.get(key)
     chosen = _where(where).number_input(
@@ -347,6 +349,7 @@ def number_input(
         key=key,
         help=t(help_key) if help_key else None,
         placeholder=placeholder,
+        disabled=disabled,
         bind=BIND,
     )
     warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)

@@ -324,6 +324,55 @@ def verdict_alignment(window: core.Window) -> str:
     return "ic.verdict_aligned" if window.cosine > ALIGNED_COSINE else "ic.verdict_not_aligned"
 
 
+def curvature_reading(curvature: float) -> str:
+    """What the score does along a direction of curvature λ, in words: a width, flat, or growing
+    with distance (a negative λ has no width: ``core.in_context.curvature_kind``)."""
+    kind = core.curvature_kind(curvature)
+    return t(f"ic.reading_{kind}", lam=f"{curvature:.3g}", width=f"{core.bandwidth_of(curvature):.3f}")
+
+
+def window_rows(window: core.Window) -> list[dict[str, str]]:
+    """The window along b and in every direction across b (smallest curvature first): table rows."""
+    rows = [{t("ic.col_direction"): t("ic.dir_along"), t("ic.col_window"): curvature_reading(window.along_b)}]
+    for k, lam in enumerate(window.across_b, start=1):
+        rows.append(
+            {
+                t("ic.col_direction"): t("ic.dir_across", k=k),
+                t("ic.col_window"): curvature_reading(float(lam)),
+            }
+        )
+    return rows
+
+
+def window_claim(window: core.Window) -> str:
+    """The sentence on "narrow along b, wide across it", as measured on this M."""
+    if window.narrow_along_wide_across:
+        return t(
+            "ic.window_claim_holds",
+            along=curvature_reading(window.along_b),
+            factor=f"{core.WIDE_FACTOR:g}",
+        )
+    return t(
+        "ic.window_claim_fails",
+        along=curvature_reading(window.along_b),
+        across=t("ic.list_sep").join(curvature_reading(float(lam)) for lam in window.across_b),
+        factor=f"{core.WIDE_FACTOR:g}",
+    )
+
+
+#: A run counts as still moving when its bandwidth drifted by more than this over the last
+#: ``core.in_context.DRIFT_WINDOW`` steps (settled runs jitter by about ±2 %).
+SETTLED_DRIFT = 0.03
+
+
+def still_moving(bandwidth: list[float]) -> tuple[float, int] | None:
+    """(drift, steps compared) when the learned bandwidth has not settled: it moved by more than
+    ±``SETTLED_DRIFT`` (``core.in_context.bandwidth_drift``); None when it has (or when the run is
+    too short to tell)."""
+    drift = core.bandwidth_drift(bandwidth)
+    return drift if drift is not None and abs(drift[0]) > SETTLED_DRIFT else None
+
+
 # --------------------------------------------------------------------------------------------
 # Run state and buttons
 # --------------------------------------------------------------------------------------------

@@ -30,13 +30,14 @@ from ui import caching
 BANDWIDTHS = (0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
 #: Feature counts of the m sliders (powers of two).
 M_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
-#: The m grid of the error-against-m plots.
-RFF_M_GRID = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: The m grid of the error-against-m plots: the regression's holds every m of its slider, so the
+#: metric beside the chart is the chart's own point at the chosen m.
+RFF_M_GRID = M_OPTIONS
 FEATURE_M_GRID = (2, 4, 8, 16, 32, 64, 128, 256, 512)
-#: Query points of the regression plots.
+#: Query points of the regression plots (the fit and its error against m: the same grid).
 N_QUERY = 241
-N_QUERY_CONVERGENCE = 61
-#: Seeds averaged in the error-against-m plots.
+N_QUERY_CONVERGENCE = N_QUERY
+#: Independent draws (seeds from the chosen one) whose median the error-against-m plots show.
 RFF_SEEDS = 5
 FEATURE_SEEDS = 12
 #: Attention inputs: key dimensions, lengths, and the spread σ of the N(0, σ²) query/key entries.
@@ -109,6 +110,51 @@ def approximate_attention(inp: AttentionInputs, m: int, kind: str, seed: int) ->
 def compare_features(inp: AttentionInputs, seed: int) -> ka.FeatureComparison:
     """Error and denominator statistics against m for the three feature kinds."""
     return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, ka.FEATURE_KINDS, FEATURE_SEEDS, seed)
+
+
+@caching.data(max_entries=32)
+def polynomial_match(inp: AttentionInputs) -> ka.PolynomialMatch:
+    """Where (1 + s)² tracks exp(2s), and the share of these inputs' scores in that range."""
+    return ka.polynomial_match(inp.q, inp.k)
+
+
+def outcome_runs(m: np.ndarray, outcomes: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """Consecutive m with the same outcome of ``FeatureComparison.versus``, in order of m:
+    [(outcome, (m, ...)), ...]."""
+    runs: list[tuple[str, list[int]]] = []
+    for value, outcome in zip(m, outcomes, strict=True):
+        if runs and runs[-1][0] == outcome:
+            runs[-1][1].append(int(value))
+        else:
+            runs.append((outcome, [int(value)]))
+    return [(outcome, tuple(ms)) for outcome, ms in runs]
+
+
+@dataclass(frozen=True)
+class OutcomeRun:
+    """Consecutive feature counts where one kind compares the same way with others, for a sentence.
+
+    outcome: ``worse``, ``same`` or ``better``; m_range: ``"2–64"`` or ``"128"``; ratio: the
+    error ratios over the run, ``"×1.35–2.58"`` or ``"×0.93"``.
+    """
+
+    outcome: str
+    m_range: str
+    ratio: str
+
+
+def comparison_runs(cmp: ka.FeatureComparison, kind: str, others: tuple[str, ...]) -> list[OutcomeRun]:
+    """``kind`` against the best of ``others`` along m (``FeatureComparison.versus`` and ``ratio``),
+    as runs of consecutive m with the same outcome."""
+    ratio = cmp.ratio(kind, others)  # (M,)
+    position = {int(m): i for i, m in enumerate(cmp.m)}
+    out = []
+    for outcome, ms in outcome_runs(cmp.m, cmp.versus(kind, others)):
+        r = ratio[[position[m] for m in ms]]
+        lo, hi = f"{r.min():.2f}", f"{r.max():.2f}"
+        span = str(ms[0]) if len(ms) == 1 else f"{ms[0]}–{ms[-1]}"
+        out.append(OutcomeRun(outcome, span, f"×{lo}" if lo == hi else f"×{lo}–{hi}"))
+    return out
 
 
 @caching.data(max_entries=32)

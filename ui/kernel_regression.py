@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from core import claims
+from core import claims, csv_data
 from core.csv_data import CsvError, parse_xy_csv
 from core.data import X_HIGH, X_LOW, make_data
 from core.kernels import KERNELS
@@ -31,6 +31,8 @@ from ui.i18n import t
 POST_CLAIM, POST_H, SWEEP, FIT_POINTS = claims.POST_CLAIM, claims.POST_H, claims.SWEEP, claims.FIT_POINTS
 #: Largest sample count (slider and uploaded rows): the LOO-CV curve costs N² per bandwidth.
 MAX_N = 2000
+#: Largest upload in MB (``core.csv_data.MAX_UPLOAD_MB``): the uploader says and enforces it.
+MAX_UPLOAD_MB = csv_data.MAX_UPLOAD_MB
 #: The built-in data's N slider stops here: a new N or noise draws new data, and the fresh
 #: leave-one-out curve (60 bandwidths) and h* cost ~0.2 s of a core at N = 1,000 but ~1.5 s at
 #: 2,000, which a class sharing one server cannot afford on every step. Uploads go up to MAX_N.

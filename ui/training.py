@@ -20,6 +20,7 @@ follow-the-newest-epoch mark) and the page's widgets, all prefixed ``tr_``.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -63,6 +64,8 @@ SEQ_LEN_OPTIONS = [8, 16, 24, 32, 48, 64]
 TRAIN_OPTIONS = [128, 256, 512, 768, 1024, 2048, 4096]
 DIVERSITY_OPTIONS = [0.0, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]
 MAX_EPOCHS_CONTROL = 60
+#: The scale mode that divides the scores by the "Custom divisor" control (editable only then).
+CUSTOM_SCALE = "custom"
 
 #: control key -> TransformerConfig field.
 CONTROL_FIELDS: dict[str, str] = {
@@ -211,15 +214,16 @@ def _draw_controls() -> dict[str, Any]:
             ),
         }
     with col_attention.expander(t("tr.group_attention"), expanded=True):
+        scale = controls.radio(
+            "tr.scale",
+            key="tr_scale",
+            options=SCALE_MODES,
+            index=SCALE_MODES.index(d.scale),
+            format_func=_labels("tr.scale_"),
+            help_key="tr.scale_help",
+        )
         values |= {
-            "scale": controls.radio(
-                "tr.scale",
-                key="tr_scale",
-                options=SCALE_MODES,
-                index=SCALE_MODES.index(d.scale),
-                format_func=_labels("tr.scale_"),
-                help_key="tr.scale_help",
-            ),
+            "scale": scale,
             "custom_divisor": controls.number_input(
                 "tr.divisor",
                 key="tr_divisor",
@@ -228,6 +232,7 @@ def _draw_controls() -> dict[str, Any]:
                 value=d.custom_divisor,
                 step=0.5,
                 help_key="tr.divisor_help",
+                disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
             ),
             "attn_dropout": controls.slider(
                 "tr.dropout",
@@ -645,8 +650,21 @@ def pop_notice() -> str | None:
     return notice
 
 
+def significant(value: float, digits: int = 3) -> str:
+    """A number for the runs table: ``digits`` significant digits, no padding, no exponent
+    (38 -> "38", 1.4069 -> "1.41", 0.83185 -> "0.832", 1234.5 -> "1,235"); NaN/inf as Python
+    writes them. ``st.table`` would print every float column with four decimals ("38.0000")."""
+    x = float(value)
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) >= 10**digits:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
 def history_table() -> list[dict[str, Any]]:
-    """This session's runs as table rows with translated column names (newest first)."""
+    """This session's runs as table rows with translated column names (newest first): integers
+    as integers, other numbers with 3 significant digits (:func:`significant`)."""
     rows = []
     for r in reversed(history()):
         cfg = r["config"]
@@ -661,14 +679,14 @@ def history_table() -> list[dict[str, Any]]:
                     scale=t(f"tr.scale_{cfg['scale']}"),
                     causal=t("common.yes") if cfg["causal"] else t("common.no"),
                 ),
-                t("tr.hist_epochs"): r["epochs"],
-                t("tr.hist_val"): round(r["val"] / r["optimum"], 2),
-                t("tr.hist_prefix"): round(r["prefix"] / r["optimum"], 2),
-                t("tr.hist_shuffle"): round(r["shuffle"], 2),
+                t("tr.hist_epochs"): str(int(r["epochs"])),
+                t("tr.hist_val"): significant(r["val"] / r["optimum"]),
+                t("tr.hist_prefix"): significant(r["prefix"] / r["optimum"]),
+                t("tr.hist_shuffle"): significant(r["shuffle"]),
                 t("tr.hist_recent3"): f"{r['recent3']:.0%}",
-                t("tr.hist_oscillation"): round(r["oscillation"], 2),
-                t("tr.hist_redundancy"): round(r["redundancy"], 3),
-                t("tr.hist_seconds"): round(r["seconds"], 1),
+                t("tr.hist_oscillation"): significant(r["oscillation"], 2),
+                t("tr.hist_redundancy"): significant(r["redundancy"]),
+                t("tr.hist_seconds"): significant(r["seconds"], 2),
             }
         )
     return rows

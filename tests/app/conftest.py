@@ -56,3 +56,36 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture
 def page_runner() -> Callable[..., AppTest]:
     return open_page
+
+
+#: Two sentence marks in a row ("。，", "，。", "。。", "：。", ...), or a Chinese mark beside an
+#: ASCII one ("。.", ",，"): doubled punctuation, in a catalogue or in text composed from several.
+#: A token shown as "position:token" ("5:，", the comma of the Chinese sentence) is a word, not a mark.
+DOUBLED_PUNCTUATION = re.compile(
+    r"(?<!\d:)[。，、；：！？][。，、；：！？.,;:!?]|(?<![\d.])[.,;:!?][。，、；：！？]"
+)
+
+
+def page_texts(at: AppTest) -> list[str]:
+    """Every text a reader sees on the page: headings, paragraphs, captions, alerts, metrics, tables,
+    fold titles, and the charts' titles, axis titles, annotations and legend names."""
+    import json
+
+    texts = [
+        e.value for kind in ("title", "header", "subheader", "markdown", "caption") for e in at.get(kind)
+    ]
+    texts += [e.value for kind in ("info", "warning", "success", "error") for e in at.get(kind)]
+    texts += [part for m in at.metric for part in (m.label, str(m.value))]
+    texts += [str(cell) for table in at.table for cell in table.value.to_numpy().ravel()]
+    texts += [str(column) for table in at.table for column in table.value.columns]
+    texts += [e.label for e in at.expander]
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        layout = spec.get("layout", {})
+        texts += [str((layout.get("title") or {}).get("text") or "")]
+        texts += [str(a.get("text") or "") for a in layout.get("annotations", [])]
+        for name, axis in layout.items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                texts.append(str((axis.get("title") or {}).get("text") or ""))
+        texts += [str(trace.get("name") or "") for trace in spec.get("data", [])]
+    return [t for t in texts if t]

@@ -364,6 +364,15 @@ def test_url_values_are_applied():
 # ---------------------------------------------------------------------------------------------
 
 
+def test_the_uploader_says_the_apps_upload_limit():
+    """Issue 22.6: the uploader's "Limit … per file" is the app's cap (tests/test_upload_limit.py
+    checks the server configs and the README against the same constant)."""
+    from core.csv_data import MAX_UPLOAD_MB
+
+    at = open_page(PAGE, folded=True)
+    assert at.file_uploader(key="kr_upload").proto.max_upload_size_mb == MAX_UPLOAD_MB == 2
+
+
 def test_good_upload_is_fitted_with_scaled_controls():
     at = open_page(PAGE)
     rng = np.random.default_rng(0)
@@ -510,3 +519,23 @@ def test_a_refused_answer_in_the_link_shows_an_empty_answer():
     (warning,) = [w.value for w in at.warning]
     assert "zzz" in warning
     assert "shows — instead" in warning
+
+
+@pytest.mark.parametrize(("lang", "marker"), [("en", "plays the role"), ("zh", "的作用相当于")])
+def test_the_inverse_temperature_sentence_names_the_right_factor(lang, marker):
+    """Issue 22.6: "1/h² plays the role of 1/√d_k"; with the score -(x - x_i)²/(2h²) the factor in
+    front of the squared distance is 1/(2h²). The factor the sentence names must turn a softmax of
+    -distance² into the Gaussian NW weights (``core.nadaraya_watson.nw_predict``'s), here by hand."""
+    from core.data import post_data
+    from core.nadaraya_watson import nw_predict
+
+    text = load_catalogue(lang)["kr.formula_body"]
+    named = re.findall(r"1/\(?2?h²\)?", text.split(marker)[0])[-1]
+    h = 0.3
+    factor = {"1/(2h²)": 1 / (2 * h * h), "1/h²": 1 / (h * h)}[named]
+    d = post_data()
+    xq = np.linspace(-2, 2, 9)
+    scores = -factor * (xq[:, None] - d.x[None, :]) ** 2  # (Q, N)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(weights @ d.y, nw_predict(d.x, d.y, xq, "gaussian", h), rtol=1e-10)

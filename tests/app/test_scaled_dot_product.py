@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
 from ui.i18n import load_catalogue
 
 PAGE = "scaled-dot-product"
@@ -37,6 +37,8 @@ def test_renders_in_both_languages(lang):
     m = _metrics(at)
     key = "Largest difference" if lang == "en" else "最大差异"
     assert float(m[key]) < 1e-10  # ours vs torch's built-in on the page's inputs
+    # issue 22.8: no doubled punctuation ("。，") anywhere, the sparsemax fold's composed text included
+    assert [s for s in page_texts(at) if DOUBLED_PUNCTUATION.search(s)] == []
 
 
 def test_scale_and_dk_controls_change_the_numbers():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 
 import numpy as np
@@ -245,7 +246,7 @@ def test_every_control_and_a_training_with_all_options_off_default():
     at.slider(key="tr_layers").set_value(2)
     at.radio(key="tr_pos").set_value("learned")
     at.toggle(key="tr_pre_ln").set_value(False)
-    at.radio(key="tr_scale").set_value("custom")
+    at.radio(key="tr_scale").set_value("custom").run()  # the divisor is editable only then
     at.number_input(key="tr_divisor").set_value(2.0)
     at.slider(key="tr_dropout").set_value(0.1)
     at.toggle(key="tr_causal").set_value(False)
@@ -371,5 +372,86 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
         assert f"{found.attention.ahead:.0%}" in text
     rollout = verdicts.rollout_verdict(found.rollout)
     assert cat[rollout.key].format(**rollout.values) in text
-    worse = found.rollout.model > found.rollout.last_value
+    ratio = found.rollout.model / found.rollout.last_value
+    worse = ratio > 1 + verdicts.ROLLOUT_SAME_RTOL  # ×1.01 is "about the same", not "worse"
     assert (cat["tr.verdict_rollout_worse"].split("{")[0] in text) is worse
+    # issue 22.7: the diagnostics table has a row for the leak, red exactly when the page says the
+    # model cheats (mask off), green with the mask
+    leak = next(d for d in found.diagnostics if d.id == "leak")
+    cells = _diagnostics_cells(at)
+    (row,) = [i for i, symptom in enumerate(cells["symptom"]) if symptom == _flat(cat["tr.diag_leak"])]
+    assert cells["status"][row] == _flat(cat[f"tr.level_{leak.level}"])
+    cheats = cat["tr.verdict_leak_cheats"].split("{")[0] in text
+    assert (leak.level == "red") is cheats
+    if run.config.causal:
+        assert leak.level == "green"
+        assert leak.value == 1.0
+
+
+def _flat(text: str) -> str:
+    """A table cell without the figure's line breaks and spaces (it wraps long cells)."""
+    return text.replace("<br>", "").replace(" ", "")
+
+
+def _diagnostics_cells(at) -> dict[str, list[str]]:
+    """The troubleshooting table's columns (status, symptom, measure, remedy), line breaks removed."""
+    (table,) = [d for d in _charts(at)["tr_diagnostics_fig"]["data"] if d["type"] == "table"]
+    columns = ("status", "symptom", "measure", "remedy")
+    return {
+        c: [_flat(v) for v in values] for c, values in zip(columns, table["cells"]["values"], strict=True)
+    }
+
+
+def test_paused_before_the_first_epoch_ends_says_so():
+    """Issue 22.7: paused inside epoch 1 the status read "0.00 epochs/s ... training loss nan"."""
+    at = open_page("training", params=TINY)
+    config = _page_config(at)
+    run = core_training.start_run(config)
+    batches = iter(range(2))
+    core_training.train(config, resume=run, should_stop=lambda: next(batches, None) is None)
+    assert run.epochs_done == 0
+    assert run.batches_done == 2
+    _live(at).run, _live(at).mode = run, "paused"
+    at.run()
+    assert_clean(at)
+    cat = load_catalogue("en")
+    status = "\n".join(c.value for c in at.caption)
+    assert "no epoch finished yet" in status
+    assert "nan" not in status
+    assert "0.00 epochs/s" not in status
+    assert cat["tr.speed_no_epoch"] in status
+    speeds = {m.label: m.value for m in at.metric}
+    assert speeds[cat["tr.metric_epochs_per_s"]] == "–"
+    assert speeds[cat["tr.metric_epochs_per_s_page"]] == "–"
+
+
+def test_the_custom_divisor_is_editable_only_with_the_custom_scale():
+    at = open_page("training", params=TINY)
+    assert at.radio(key="tr_scale").value == "sqrt_dk"
+    assert at.number_input(key="tr_divisor").disabled
+    at.radio(key="tr_scale").set_value("custom").run()
+    assert not at.number_input(key="tr_divisor").disabled
+    at.radio(key="tr_scale").set_value("one").run()
+    assert at.number_input(key="tr_divisor").disabled
+
+
+def test_the_runs_table_writes_numbers_as_numbers():
+    """Issue 22.7: the runs table padded every number to four decimals ("38.0000")."""
+    at = open_page("training", params=TINY)
+    at.button(key="tr_btn_train").click().run()
+    assert_clean(at)
+    cat = load_catalogue("en")
+    (history,) = [t.value for t in at.table if cat["tr.hist_epochs"] in t.value.columns]
+    row = history.iloc[0]
+    assert row[cat["tr.hist_epochs"]] == "2"
+    found = _live(at).findings[1]
+    run = _run(at)
+    assert row[cat["tr.hist_val"]] == f"{found.val_loss / run.baselines.optimum:.3g}"
+    assert row[cat["tr.hist_shuffle"]] == f"{found.shuffle.ratio:.3g}"
+    for cell in map(str, row.to_numpy()):
+        assert not re.search(r"\.\d*0000$", cell), cell
+    assert ui_tr.significant(38.0) == "38"
+    assert ui_tr.significant(1.40697) == "1.41"
+    assert ui_tr.significant(0.831852) == "0.832"
+    assert ui_tr.significant(4.123, 2) == "4.1"
+    assert ui_tr.significant(1234.5) == "1,234"

@@ -56,6 +56,12 @@ def test_without_the_mask_recency_is_never_claimed():
         (0.133, 0.125, "tr.verdict_rollout_worse"),
         (0.10, 0.125, "tr.verdict_rollout_better"),
         (math.nan, 0.1, "tr.verdict_rollout_worse"),
+        # issue 22.7: ×1.01 is a tie, not "worse"; within ±5 % both ways it is "about the same"
+        (0.12625, 0.125, "tr.verdict_rollout_same"),
+        (0.1310, 0.125, "tr.verdict_rollout_same"),
+        (0.1190, 0.125, "tr.verdict_rollout_same"),
+        (0.1185, 0.125, "tr.verdict_rollout_better"),
+        (0.1315, 0.125, "tr.verdict_rollout_worse"),
     ],
 )
 def test_rollout_verdict_says_when_the_model_loses_to_the_last_value(model, last, expected):

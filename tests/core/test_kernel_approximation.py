@@ -64,6 +64,38 @@ def test_rff_nadaraya_watson_matches_its_formula_and_converges_to_the_exact_fit(
     assert big.rms_error < fit.rms_error
 
 
+def test_every_m_is_a_fresh_draw():
+    """Issue 22.6: statistics over m used the same leading directions at every m (m features were
+    the first m of a larger draw), so one bad direction sat in every point of a seed's curve."""
+    small, large = ka.fourier_features(4, 0.5, seed=7), ka.fourier_features(8, 0.5, seed=7)
+    assert not np.isclose(small.w, large.w[:4]).any()
+    for kind in ka.FEATURE_KINDS:
+        w4, w8 = ka.draw_directions(kind, 4, 8, seed=7), ka.draw_directions(kind, 8, 8, seed=7)
+        assert not torch.isclose(w4, w8[: w4.shape[0]]).any(), kind
+    assert ka.draw_directions("positive_iid", 8, 8, seed=7).equal(
+        ka.draw_directions("positive_iid", 8, 8, seed=7)
+    )
+    assert len({ka.draw_seed(s, m) for s in range(20) for m in (2, 4, 8, 16)}) == 80
+
+
+def test_rff_convergence_plots_medians_of_the_draws_the_fit_shows():
+    """Issue 22.6: the metric beside the chart is the chart's median at m; draw 0 is the fit on the
+    left, recomputed here with rff_nw_predict (one seed at a time)."""
+    d = post_data()
+    xq = np.linspace(-3, 3, 61)
+    m_values, seeds = (4, 16, 64), 5
+    conv = ka.rff_convergence(d.x, d.y, xq, 0.3, m_values, n_seeds=seeds, seed=2)
+    for i, m in enumerate(m_values):
+        draws = [ka.rff_nw_predict(d.x, d.y, xq, 0.3, m, seed=2 + s).rms_error for s in range(seeds)]
+        np.testing.assert_allclose(conv.fit_rms_draws[i], draws, rtol=1e-12)
+        assert conv.fit_rms[i] == pytest.approx(float(np.median(draws)), rel=1e-12)
+        z = [ka.fourier_features(m, 0.3, 2 + s) for s in range(seeds)]
+        xs = d.x[:: max(1, d.x.size // ka.KERNEL_ERROR_SAMPLES)]
+        exact = np.exp(-0.5 * ((xq[:, None] - xs[None, :]) / 0.3) ** 2)
+        kernel = [np.sqrt(np.mean((f(xq) @ f(xs).T - exact) ** 2)) for f in z]
+        assert conv.kernel_rms[i] == pytest.approx(float(np.median(kernel)), rel=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------
 # FAVOR+ features for the softmax kernel
 # ----------------------------------------------------------------------------------------------
@@ -355,7 +387,7 @@ def _compare_one_seed_at_a_time(q, k, m, kind, seeds):
         errors.append(float((k_hat / den[:, None] - exact_w).norm() / exact_w.norm()))
         mses.append(float(((k_hat - exact_k) ** 2).mean() / (exact_k**2).mean()))
         negatives += int((den <= 0).sum())
-    return float(np.median(errors)), float(np.mean(mses)), negatives / (len(seeds) * q.shape[0])
+    return float(np.median(errors)), float(np.median(mses)), negatives / (len(seeds) * q.shape[0])
 
 
 @pytest.mark.parametrize("batch_entries", [1 << 22, 16 * 12 * 3])  # all seeds at once; 3 per batch
@@ -370,3 +402,61 @@ def test_compare_features_matches_a_loop_over_seeds(monkeypatch, batch_entries):
             assert cmp.error[a, b] == pytest.approx(err, rel=1e-9)
             assert cmp.kernel_mse[a, b] == pytest.approx(mse, rel=1e-9)
             assert cmp.negative_share[a, b] == neg
+
+
+# ----------------------------------------------------------------------------------------------
+# the page's sentences, checked against the numbers (issue 22.6)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_polynomial_kernel_tracks_exp_of_twice_the_score():
+    """(1 + s)² = 1 + 2s + s² ~ exp(2s), not exp(s): within 5 % for |s| <= radius, on a dense grid."""
+    inp = ka.attention_inputs(16, 16, 0.5, 0)
+    match = ka.polynomial_match(inp.q, inp.k)
+    s = np.linspace(-match.radius, match.radius, 20001)
+    poly = (1 + s) ** 2
+    assert np.max(np.abs(poly / np.exp(2 * s) - 1)) <= match.rtol == 0.05
+    edge = match.radius + 0.005  # just beyond the radius, on one side or the other, the gap exceeds 5 %
+    assert max(abs((1 + x) ** 2 / math.exp(2 * x) - 1) for x in (edge, -edge)) > match.rtol
+    assert 0.15 < match.radius < 0.3
+    # the old sentence ("close to the exponential", i.e. exp(s)) fails already inside the range
+    x = match.radius
+    assert abs((1 + x) ** 2 / math.exp(x) - 1) > 3 * match.rtol
+    scores = inp.q @ inp.k.T / math.sqrt(16)  # (L, S), brute force
+    assert match.share == pytest.approx(float(np.mean(np.abs(scores) <= match.radius)))
+    assert (match.lowest, match.highest) == pytest.approx((scores.min(), scores.max()))
+
+
+def test_versus_and_ratio_on_a_hand_made_comparison():
+    cmp = ka.FeatureComparison(
+        m=np.array([2.0, 4.0, 8.0]),
+        kinds=("a", "b", "c"),
+        error=np.array([[1.0, 1.0, 1.0], [2.0, 1.05, 0.5], [3.0, 0.5, 2.0]]),
+        kernel_mse=np.zeros((3, 3)),
+        negative_share=np.zeros((3, 3)),
+        near_zero_share=np.zeros((3, 3)),
+    )
+    assert cmp.versus("a", ("b", "c")) == ("better", "worse", "worse")  # against the best of b, c
+    assert cmp.versus("b", ("a",)) == ("worse", "same", "better")  # 1.05 is within 10 %
+    np.testing.assert_allclose(cmp.ratio("a", ("b", "c")), [0.5, 2.0, 2.0])
+    with pytest.raises(ValueError, match="not in this comparison"):
+        cmp.versus("d", ("a",))
+
+
+@pytest.mark.slow
+def test_the_trigonometric_sentence_holds_at_d8_on_the_pages_inputs():
+    """ka.trig_depends: "at D = 8 trigonometric features are worse at small m from σ = 0.5 on, and
+    better at every m at σ = 0.25", on the page's inputs (L = 16, seed 0, 12 draws per m)."""
+    grid = (2, 4, 8, 16, 32, 64, 128, 256, 512)
+    positive = ("positive_orthogonal", "positive_iid")
+    for sigma in (0.25, 0.5, 0.75, 1.0):
+        inp = ka.attention_inputs(16, 8, sigma, 0, 4)
+        cmp = ka.compare_features(inp.q, inp.k, grid, ka.FEATURE_KINDS, 12, 0)
+        errors = dict(zip(cmp.kinds, cmp.error, strict=True))
+        best_positive = np.minimum(errors["positive_orthogonal"], errors["positive_iid"])
+        if sigma == 0.25:
+            assert np.all(errors["trigonometric"] < best_positive), sigma
+            assert set(cmp.versus("trigonometric", positive)) == {"better"}
+        else:
+            assert errors["trigonometric"][0] > 1.1 * best_positive[0], sigma
+            assert cmp.versus("trigonometric", positive)[0] == "worse"

@@ -14,6 +14,7 @@ import torch
 
 from core import training as tr
 from core import training_diagnostics as diag
+from core import training_evaluation as ev
 from core.transformer import TransformerConfig
 
 TINY = TransformerConfig(seq_len=12, n_train=96, n_val=32, epochs=3, batch_size=16, attn_dropout=0.2)
@@ -55,6 +56,31 @@ def test_constant_outputs_are_flagged():
     levels = {d.id: (d.level, d.value) for d in diag.diagnose(run)}
     assert levels["constant_output"][0] == "red"
     assert levels["constant_output"][1] == pytest.approx(1.0)
+
+
+def test_the_leak_row_is_the_honest_error_over_the_teacher_forced_loss():
+    """Issue 22.7: without the mask the table had no row for the cheat; with the mask the ratio is 1."""
+    masked = tr.start_run(TINY)
+    (leak,) = [d for d in diag.diagnose(masked) if d.id == "leak"]
+    assert (leak.value, leak.level) == (1.0, "green")
+    assert leak.red == diag.LEAK_RATIO
+    open_run = tr.start_run(TINY.replace(causal=False))
+    windows = open_run.data.val[:64]
+    honest = ev.prefix_one_step_error(open_run.model, windows)
+    (leak,) = [d for d in diag.diagnose(open_run) if d.id == "leak"]
+    assert leak.value == pytest.approx(honest / ev.validation_loss(open_run.model, windows), rel=1e-9)
+    (given,) = [d for d in diag.diagnose(open_run, leak=2.0) if d.id == "leak"]
+    assert (given.value, given.level) == (2.0, "red")
+
+
+@pytest.mark.slow
+def test_a_model_that_cheats_is_flagged_red(no_mask_run, post_run):
+    """The no-mask model reads its own target: the leak row is red, the masked model's green."""
+    levels = {
+        run.config.causal: {d.id: d.level for d in diag.diagnose(run)} for run in (no_mask_run, post_run)
+    }
+    assert levels[False]["leak"] == "red"
+    assert levels[True]["leak"] == "green"
 
 
 @pytest.mark.slow

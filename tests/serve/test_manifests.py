@@ -319,7 +319,10 @@ def _check_ingress(ingress: dict, service: dict) -> None:
     assert notes.get(NGINX + "session-cookie-name")
     assert int(notes.get(NGINX + "proxy-read-timeout", 60)) >= 3600  # websockets idle between reruns
     assert int(notes.get(NGINX + "proxy-send-timeout", 60)) >= 3600
-    assert notes.get(NGINX + "proxy-body-size") == "5m"
+    upload_mb = int(_production_env()["STREAMLIT_SERVER_MAX_UPLOAD_SIZE"])
+    assert (
+        notes.get(NGINX + "proxy-body-size") == f"{upload_mb + 1}m"
+    )  # the upload and its multipart envelope
     assert ingress["spec"]["ingressClassName"] == "nginx"
     backends = [p["backend"]["service"] for r in ingress["spec"]["rules"] for p in r["http"]["paths"]]
     assert backends
