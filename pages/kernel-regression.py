@@ -199,7 +199,10 @@ def post_claims_section() -> None:
         },
         hide_index=True,
     )
-    st.markdown(t("kr.claim_kernels_note"))
+    sep = t("kr.list_sep")
+    inside = sep.join(t(f"kr.kernel_{k}") for k in claims.best if claims.in_claimed_range(k))
+    outside = sep.join(t(f"kr.kernel_{k}") for k in claims.best if not claims.in_claimed_range(k))
+    st.markdown(t("kr.claim_kernels_note", inside=inside or "—", outside=outside or "—"))
     tp = claims.turning_points_at_post_h
     st.markdown(
         t(

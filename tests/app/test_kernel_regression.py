@@ -539,3 +539,41 @@ def test_the_inverse_temperature_sentence_names_the_right_factor(lang, marker):
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     weights /= weights.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(weights @ d.y, nw_predict(d.x, d.y, xq, "gaussian", h), rtol=1e-10)
+
+
+def _loo_grid_hstar(x: np.ndarray, y: np.ndarray, kernel) -> float:
+    """h* by brute force: the LOO-CV error of every h of a fine log grid, each fit a dense matrix."""
+    d = x[:, None] - x[None, :]  # (N, N)
+    best_h, best_cv = math.nan, math.inf
+    for h in np.geomspace(0.05, 1.5, 700):  # 0.5% apart
+        k = kernel.fn(d / h)
+        np.fill_diagonal(k, 0.0)  # leave sample i out
+        den = k.sum(axis=1)
+        if not (den > 0).all():
+            continue
+        cv = float(np.mean((y - k @ y / den) ** 2))
+        if cv < best_cv:
+            best_h, best_cv = h, cv
+    return best_h
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_claims_note_names_the_kernels_whose_hstar_is_in_the_posts_range(lang):
+    """The note under the claims table sorts every kernel by its own h* (brute-force LOO grid)."""
+    from core.kernels import REGISTRY
+
+    at = open_page(PAGE, lang=lang, params={"open_kr_claims": "true"}, folded=True)
+    assert_clean(at)
+    cat = load_catalogue(lang)
+    template = re.escape(cat["kr.claim_kernels_note"])
+    pattern = template.replace(r"\{inside\}", "(?P<inside>.+?)").replace(r"\{outside\}", "(?P<outside>.+?)")
+    found = next(m for m in (re.fullmatch(pattern, md.value) for md in at.markdown) if m)
+    sep = cat["kr.list_sep"]
+    shown = {part: {s.strip() for s in found[part].split(sep)} for part in ("inside", "outside")}
+    x, y = posts_data()
+    for kernel in REGISTRY:
+        h = _loo_grid_hstar(x, y, kernel)
+        name = cat[f"kr.kernel_{kernel.name}"]
+        expected, other = ("inside", "outside") if 0.2 <= h <= 0.4 else ("outside", "inside")
+        assert name in shown[expected], (kernel.name, h, found[0])
+        assert name not in shown[other], (kernel.name, h, found[0])
