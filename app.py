@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 import server
-from ui import classroom
+from ui import classroom, viewport
 from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
@@ -77,6 +77,7 @@ def main() -> None:
     )
     configure_torch_threads()
     st.html(ROOT / "assets" / "app.css")  # style only: sent to the event container, takes no space
+    viewport.watch()  # is the screen a phone's? figures are laid out for it (hidden, no height)
     language_switch()
     classroom.present_switch()
     resolve_home_alias()

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, base_layout
+from figures.common import NARROW_MARGIN_LEFT, NARROW_X_AXIS, PALETTE, base_layout, stacked_layout
 
 #: Colours by role: the learned attention, the references.
 COLORS = {
@@ -302,8 +302,10 @@ def sweep_figure(
     x_titles: tuple[str, str],
     y_title: str,
     height: int = 460,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Learned (solid, markers) and oracle (dashed) bandwidths against L per noise level, and against N.
+    """Learned (solid, markers) and oracle (dashed) bandwidths against L per noise level, and against N
+    (side by side; one above the other when ``narrow``: a phone).
 
     Args:
         learned_l, oracle_l: (S, A) for the S noise levels and A values of L.
@@ -342,6 +344,16 @@ def sweep_figure(
     fig.update_xaxes(title_text=x_titles[1], type="log", tickvals=list(n_context), row=1, col=2)
     fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS, row=1, col=1)
     fig.update_yaxes(type="log", tickvals=LOG_TICKS, row=1, col=2)
+    if narrow:
+        layout, _, area, top = stacked_layout(
+            2, titles=titles, panel_height=220, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+        for name in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+            fig.layout[name].domain = layout[name]["domain"]
+        fig.update_yaxes(title_text=y_title, row=1, col=2)
+        fig.update_layout(annotations=layout["annotations"], height=top + area + NARROW_X_AXIS,
+                          margin={"l": NARROW_MARGIN_LEFT, "t": top, "b": NARROW_X_AXIS})  # fmt: skip
+        return fig
     return _below(fig, None, height)
 
 

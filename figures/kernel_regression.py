@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from figures.common import (
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    NARROW_MARGIN_LEFT,
+    NARROW_X_AXIS,
     PALETTE,
     WEIGHT_COLORSCALE,
     base_layout,
@@ -24,6 +26,8 @@ from figures.common import (
     log_axis,
     position_labels,
     position_ticks,
+    stacked_layout,
+    stacked_size,
 )
 
 DATA_COLOR = "#7f7f7f"
@@ -281,14 +285,17 @@ def weight_matrix_figure(
     x_title: str,
     y_title: str,
     height: int = 520,
+    narrow: bool = False,
 ) -> go.Figure:
     """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples.
 
     One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
     query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
-    as one scaled image); NaN rows (undefined queries) are blank.
+    as one scaled image); NaN rows (undefined queries) are blank. Ticks at round positions, fewer
+    when ``narrow`` (a phone).
     """
     xs, ys = position_labels(x_train), position_labels(x_queries)
+    count = 5 if narrow else 10
     fig = heatmap(
         w,
         x=xs,
@@ -300,8 +307,8 @@ def weight_matrix_figure(
         zmin=0.0,
         height=height,
         hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
-        x_axis=position_ticks(x_train, xs),
-        y_axis=position_ticks(x_queries, ys),
+        x_axis=position_ticks(x_train, xs, count),
+        y_axis=position_ticks(x_queries, ys, count),
     )
     return fig
 
@@ -483,8 +490,10 @@ def sweep_figure(
     truth_name: str,
     fit_name: str,
     height: int = 400,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Small multiples: the same data fitted with several bandwidths, side by side.
+    """Small multiples: the same data fitted with several bandwidths, side by side (one per row
+    when ``narrow``: a phone).
 
     Args:
         fits: one (Q,) fit per panel (NaN gaps allowed); subtitles: one title per panel.
@@ -492,7 +501,12 @@ def sweep_figure(
     k = len(fits)
     # Panels laid out as plain dicts in one pass (make_subplots and the per-panel update calls
     # validate the figure at every step: ~200 ms; this figure is rebuilt whenever the data change).
-    layout, axes = grid_layout(1, k, titles=subtitles, horizontal_spacing=0.03, title_size=15)
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            k, titles=subtitles, panel_height=170, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+    else:
+        layout, axes = grid_layout(1, k, titles=subtitles, horizontal_spacing=0.03, title_size=15)
     data = []
     for i, (f, suffix) in enumerate(zip(fits, axes, strict=True)):
         first = i == 0
@@ -527,8 +541,13 @@ def sweep_figure(
         layout[f"xaxis{suffix}"]["title"] = {"text": x_title}
         # shared y: every panel follows the first one's range, only the first shows its labels
         layout[f"yaxis{suffix}"] |= (
-            {"title": {"text": y_title}} if first else {"matches": "y", "showticklabels": False}
+            {"title": {"text": y_title}} if first or narrow else {"matches": "y", "showticklabels": False}
         )
+        if narrow and not first:
+            layout[f"yaxis{suffix}"]["matches"] = "y"
+    if narrow:
+        layout |= {"title": {"text": title}, **stacked_size(top, area)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {
         "title": {"text": title},
         "height": height,

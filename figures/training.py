@@ -10,7 +10,6 @@ figures use ``figures.common.base_layout``.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -21,10 +20,15 @@ from figures.common import (
     COLORBAR_MARGIN,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    NARROW_COLORBAR_MARGIN,
+    NARROW_FONT_SIZE,
+    NARROW_MARGIN_LEFT,
+    NARROW_WIDTH,
     PALETTE,
     WEIGHT_COLORSCALE,
     base_layout,
     log_axis,
+    wrap_lines,
 )
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
@@ -151,8 +155,10 @@ def attention_heads(
     cols: int | None = None,
     row_height: int | None = None,
     zmax: float | None = None,
+    narrow: bool = False,
 ) -> go.Figure:
-    """One heatmap per head, rows = queries (top = position 0), columns = keys.
+    """One heatmap per head, rows = queries (top = position 0), columns = keys (on a phone,
+    ``narrow``: one head per row up to 4 heads, else 2 or 4 to a row, whatever ``cols`` says).
 
     Args:
         weights: (H, L, S) attention weights of one example and layer.
@@ -174,16 +180,22 @@ def attention_heads(
     if len(head_titles) != H:
         raise ValueError(f"need {H} head titles, got {len(head_titles)}")
     cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
+    if narrow:
+        cols = 1 if H <= 4 else 2 if H <= 8 else 4
     if zmax is None:
         below = w[:, 1:, :] if w.shape[1] > 1 else w
         zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
         zmax = zmax if zmax > 0 else 1.0
     rows = -(-H // cols)
-    gap_x, gap_y = 0.03, 0.07
+    # between heads: room for the last key label of one map and the first of the next ("30", "0")
+    gap_x, gap_y = 0.08, 0.07
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
     cell_h = (1.0 - gap_y * (rows - 1)) / rows
     data, annotations = [], []
     row_height = row_height or (300 if cols <= 4 else 170)
+    if narrow:
+        side = (NARROW_WIDTH - NARROW_MARGIN_LEFT - NARROW_COLORBAR_MARGIN) * cell_w  # square maps
+        row_height = round(side / (1 - gap_y) + 24)  # + the head's title
     layout = _light_layout(title, height=130 + rows * row_height)
     for h in range(H):
         r, c = divmod(h, cols)
@@ -206,7 +218,7 @@ def attention_heads(
             "anchor": f"y{axis}",
             "showgrid": False,
             "zeroline": False,
-            "tickfont": {"size": BASE_FONT_SIZE - 3},
+            "tickfont": {"size": (NARROW_FONT_SIZE if narrow else BASE_FONT_SIZE) - 3},
             "showticklabels": r == rows - 1,  # the row below's head titles sit where they would be
             "nticks": 4,
         }
@@ -432,59 +444,8 @@ def distance_bars(
 LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
 #: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
 _TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 26), "measure": (2.0, 30), "remedy": (3.2, 48)}
-
-
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-#: Chinese punctuation that must not start a line (it stays with the character before it).
-_NO_LINE_START = set("，。、；：！？）》」』”’%")
-
-
-def _tokens(paragraph: str) -> list[str]:
-    """Unbreakable pieces: a run of Latin letters/digits/symbols ("0.21", "h=0.3"), one CJK
-    character (with any closing punctuation after it), or a space."""
-    tokens: list[str] = []
-    for ch in paragraph:
-        wide = _width(ch) == 2
-        if ch == " ":
-            tokens.append(" ")
-        elif ch in _NO_LINE_START and tokens and tokens[-1] != " ":
-            tokens[-1] += ch
-        elif wide or not tokens or tokens[-1] == " " or _width(tokens[-1][-1]) == 2:
-            tokens.append(ch)
-        else:
-            tokens[-1] += ch
-    return tokens
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """Break ``text`` into lines of at most ``width`` columns (CJK characters count double).
-
-    Plotly's table cells only break at ``<br>``. Lines break at spaces and between Chinese
-    characters, never inside a number or a word ("0.21" stays whole), and never before closing
-    punctuation; only a single word longer than a line is cut.
-    """
-    lines: list[str] = []
-    for paragraph in text.split("<br>"):
-        line = ""
-        for token in _tokens(paragraph):
-            if _width(line + token) <= width:
-                line += token if (line or token != " ") else ""
-                continue
-            if token == " ":
-                continue  # the break itself
-            if line.strip():
-                lines.append(line.rstrip())
-            line = ""
-            while _width(token) > width:  # a word longer than a line: cut it
-                cut = next(i for i in range(len(token), 0, -1) if _width(token[:i]) <= width)
-                lines.append(token[:cut])
-                token = token[cut:]
-            line = token
-        lines.append(line.rstrip())
-    return lines
+#: The same on a phone (:data:`figures.common.NARROW_WIDTH`) at 11 px.
+_NARROW_TABLE_COLUMNS = {"status": (1.0, 8), "symptom": (1.4, 11), "measure": (1.5, 12), "remedy": (1.9, 15)}
 
 
 def diagnostics_table(
@@ -493,8 +454,10 @@ def diagnostics_table(
     headers: Mapping[str, str],
     title: str | None = None,
     height: int | None = None,
+    narrow: bool = False,
 ) -> go.Figure:
-    """The post's troubleshooting table, evaluated: one coloured row per symptom.
+    """The post's troubleshooting table, evaluated: one coloured row per symptom (on a phone,
+    ``narrow``: smaller type, cells wrapped to the phone's width).
 
     Args:
         rows: each with ``level`` (green/amber/red), ``status`` (translated level), ``symptom``,
@@ -505,32 +468,39 @@ def diagnostics_table(
     Raises:
         ValueError: on an unknown level.
     """
-    columns = list(_TABLE_COLUMNS)
+    spec = _NARROW_TABLE_COLUMNS if narrow else _TABLE_COLUMNS
+    columns = list(spec)
     for row in rows:
         if row["level"] not in LEVEL_COLORS:
             raise ValueError(f"level must be one of {sorted(LEVEL_COLORS)}, got {row['level']!r}")
-    wrapped = [{c: _wrap(str(row[c]), _TABLE_COLUMNS[c][1]) for c in columns} for row in rows]
+    wrapped = [{c: wrap_lines(str(row[c]), spec[c][1]) for c in columns} for row in rows]
+    header = {c: "<br>".join(wrap_lines(headers[c], spec[c][1])) if narrow else headers[c] for c in columns}
     lines = [max(len(cell) for cell in row.values()) for row in wrapped]
     fills = [LEVEL_COLORS[row["level"]] for row in rows]
+    size = 11 if narrow else BASE_FONT_SIZE - 1
+    line_px = 16 if narrow else 20
+    header_px = 34 if not narrow else 10 + 16 * max(v.count("<br>") + 1 for v in header.values())
     fig = go.Figure(
         go.Table(
-            columnwidth=[_TABLE_COLUMNS[c][0] for c in columns],
+            columnwidth=[spec[c][0] for c in columns],
             header={
-                "values": [f"<b>{headers[c]}</b>" for c in columns],
+                "values": [f"<b>{header[c]}</b>" for c in columns],
                 "fill_color": "#F2F2F2",
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE, "color": "#222222"},
-                "height": 34,
+                "font": {"size": size + 1, "color": "#222222"},
+                "height": header_px,
             },
             cells={
                 "values": [["<br>".join(row[c]) for row in wrapped] for c in columns],
                 "fill_color": [fills] * len(columns),
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE - 1, "color": "#222222"},
-                "height": 24,
+                "font": {"size": size, "color": "#222222"},
+                "height": line_px + 4,
             },
         )
     )
-    fig = base_layout(fig, title=title, height=height or 60 + 34 + sum(20 * n + 10 for n in lines))
+    fig = base_layout(
+        fig, title=title, height=height or 60 + header_px + sum(line_px * n + 10 for n in lines)
+    )
     fig.update_layout(margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
     return fig

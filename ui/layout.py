@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
@@ -13,8 +14,9 @@ import pyarrow as pa
 import streamlit as st
 
 from figures import projector
+from figures.common import narrow_layout
 from figures.export import figure_csv
-from ui import caching, classroom
+from ui import caching, classroom, viewport
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
 from ui.plotly_spec import Marks
@@ -41,8 +43,25 @@ def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     sessions and bounded (:data:`FIGURE_CACHE_ENTRIES` per builder). The returned figure is shared:
     never mutate it (``st.plotly_chart`` only reads it). Arguments must be hashable by Streamlit
     (numpy arrays, numbers, strings, tuples, frozen dataclasses of those).
+
+    On a phone (``ui.viewport.narrow()``) the figure is built for it, in a cache of its own: with
+    ``narrow=True`` when the builder takes that flag (stacked panels, no cramped cell text), then
+    through ``figures.common.narrow_layout`` (type, title, legend). Desktop figures are untouched.
     """
-    return caching.resource(max_entries=FIGURE_CACHE_ENTRIES)(builder)
+    desktop = caching.resource(max_entries=FIGURE_CACHE_ENTRIES)(builder)
+    flag = {"narrow": True} if "narrow" in inspect.signature(builder).parameters else {}
+
+    def for_phone(*args: Any, **kwargs: Any) -> go.Figure:
+        return narrow_layout(builder(*args, **kwargs, **flag))
+
+    for_phone.__qualname__ = f"{builder.__qualname__}.for_phone"  # its own cache, named for its builder
+    phone = caching.resource(max_entries=FIGURE_CACHE_ENTRIES)(for_phone)
+
+    @functools.wraps(builder)
+    def build(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
+        return (phone if viewport.narrow() else desktop)(*args, **kwargs)
+
+    return build
 
 
 class cached_figures:
