@@ -41,6 +41,8 @@ PRODUCTION_TOML = ROOT / "deploy" / "streamlit-production.toml"
 HEALTH = "/_stcore/health"
 #: Where HAProxy is looked for after $HAPROXY_PATH and $PATH (Debian puts it in /usr/sbin).
 HAPROXY_PLACES = ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+#: Where redis-server is looked for after $REDIS_SERVER_PATH and $PATH (Debian: /usr/bin).
+REDIS_PLACES = ("/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server")
 #: Seconds a process gets to exit after SIGTERM before it is killed.
 STOP_GRACE_S = 10.0
 
@@ -58,6 +60,31 @@ def find_haproxy() -> str | None:
     if found:
         return found
     return next((p for p in HAPROXY_PLACES if Path(p).is_file()), None)
+
+
+def find_redis_server() -> str | None:
+    """The redis-server executable: $REDIS_SERVER_PATH, then $PATH, then the usual places."""
+    candidate = os.environ.get("REDIS_SERVER_PATH")
+    if candidate and Path(candidate).is_file():
+        return candidate
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    return next((p for p in REDIS_PLACES if Path(p).is_file()), None)
+
+
+def redis_command(executable: str, port: int, directory: Path) -> list[str]:
+    """redis-server on 127.0.0.1:``port``, in the foreground, keeping nothing on disk.
+
+    The classes' answers live in memory only (``--save ''``, no append-only file): a restarted
+    Redis starts empty, and the app's pages put back what they know (the teacher's page restores
+    the class, students' pages send their answers again; ``ui.class_answers``).
+    """
+    return [
+        executable, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
+        "--save", "", "--appendonly", "no", "--dir", str(directory), "--daemonize", "no",
+        "--loglevel", "warning",
+    ]  # fmt: skip
 
 
 def _flag_value(value: object) -> str:

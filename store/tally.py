@@ -1,0 +1,68 @@
+"""How a class answered: counts per choice, a histogram of numbers, the share that was right.
+
+Pure functions of the answers a :class:`store.model.QuestionView` holds (``{browser id: answer}``),
+for the class panel's bars (``figures.class_answers``). Plain Python: a class is tens of answers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+#: At most this many bars in a histogram of numbers.
+MAX_BINS = 12
+
+
+@dataclass(frozen=True)
+class Bins:
+    """A histogram: bar k counts the answers in [edges[k], edges[k+1]) (the last bar includes its
+    right edge); ``labels[k]`` names the bar (one integer, or the interval)."""
+
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+    labels: tuple[str, ...]
+
+
+def choice_counts(answers: Mapping[str, str], choices: Sequence[str]) -> tuple[int, ...]:
+    """How many answered each choice, in the order of ``choices`` (unknown answers are not counted)."""
+    counts = dict.fromkeys(choices, 0)
+    for answer in answers.values():
+        if answer in counts:
+            counts[answer] += 1
+    return tuple(counts.values())
+
+
+def _label(value: float, fmt: str | None) -> str:
+    return fmt % value if fmt else f"{value:.3g}"
+
+
+def number_bins(values: Iterable[float], *, fmt: str | None = None, max_bins: int = MAX_BINS) -> Bins:
+    """A histogram of number answers for a bar chart.
+
+    Integers over a range of at most ``max_bins`` get one bar each (``3``, ``4``, ``5``); anything
+    else ``max_bins`` equal bins from the smallest to the largest answer. No answers: no bars.
+    """
+    xs = sorted(float(v) for v in values if math.isfinite(float(v)))
+    if not xs:
+        return Bins((), (), ())
+    lo, hi = xs[0], xs[-1]
+    if all(x.is_integer() for x in xs) and hi - lo < max_bins:
+        ints = range(int(lo), int(hi) + 1)
+        counts = tuple(sum(1 for x in xs if x == k) for k in ints)
+        edges = (*(k - 0.5 for k in ints), hi + 0.5)
+        return Bins(edges, counts, tuple(str(k) for k in ints))
+    if hi == lo:
+        return Bins((lo, hi), (len(xs),), (_label(lo, fmt),))
+    width = (hi - lo) / max_bins
+    edges = (*(lo + k * width for k in range(max_bins)), hi)
+    counts = [0] * max_bins
+    for x in xs:
+        counts[min(max_bins - 1, int((x - lo) / width))] += 1
+    labels = tuple(f"{_label(edges[k], fmt)}–{_label(edges[k + 1], fmt)}" for k in range(max_bins))
+    return Bins(edges, tuple(counts), labels)
+
+
+def right_count(answers: Mapping[str, str], is_right: Callable[[str], bool]) -> int:
+    """How many answers ``is_right`` accepts (it judges one stored answer)."""
+    return sum(1 for answer in answers.values() if is_right(answer))
