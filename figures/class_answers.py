@@ -43,6 +43,7 @@ def answer_bars(
     count_title: str = "",
     value_title: str = "",
     height: int | None = None,
+    font_size: int | None = None,
 ) -> go.Figure:
     """Bars of how many answered what.
 
@@ -53,6 +54,7 @@ def answer_bars(
         numeric: vertical bars of a histogram (numbers) instead of horizontal ones (choices).
         count_title, value_title: axis titles (translated).
         height: pixels; default grows with the number of choices.
+        font_size: the figure's type size (a projector wants it larger); default: the house size.
 
     Raises:
         ValueError: if the lengths differ.
@@ -60,7 +62,7 @@ def answer_bars(
     if len(labels) != len(counts) or (right is not None and len(right) != len(counts)):
         raise ValueError("labels, counts and right must have one entry per bar")
     colours = _colours(len(counts), right)
-    text = [str(c) for c in counts]
+    text = [str(c) if c else "" for c in counts]
     dtick = 1 if max(counts, default=0) < 8 else None  # whole students: no 0.5 ticks
     if numeric:
         bar = go.Bar(x=list(labels), y=list(counts), marker_color=colours, text=text, textposition="outside",
@@ -82,4 +84,6 @@ def answer_bars(
         }  # fmt: skip
     fig = go.Figure(bar)
     fig.update_layout(showlegend=False, margin={"t": 20, "r": 40, "b": 60}, **layout)
+    if font_size is not None:
+        fig.update_layout(font={"size": font_size})
     return fig

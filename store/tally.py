@@ -40,18 +40,21 @@ def _label(value: float, fmt: str | None) -> str:
 def number_bins(values: Iterable[float], *, fmt: str | None = None, max_bins: int = MAX_BINS) -> Bins:
     """A histogram of number answers for a bar chart.
 
-    Integers over a range of at most ``max_bins`` get one bar each (``3``, ``4``, ``5``); anything
-    else ``max_bins`` equal bins from the smallest to the largest answer. No answers: no bars.
+    Integers get one bar each over a range of at most ``max_bins`` (``3``, ``4``, ``5``), else bars
+    of a whole number of integers each (``40–43``, ``44–47``); other numbers ``max_bins`` equal bins
+    from the smallest to the largest answer. No answers: no bars.
     """
     xs = sorted(float(v) for v in values if math.isfinite(float(v)))
     if not xs:
         return Bins((), (), ())
     lo, hi = xs[0], xs[-1]
-    if all(x.is_integer() for x in xs) and hi - lo < max_bins:
-        ints = range(int(lo), int(hi) + 1)
-        counts = tuple(sum(1 for x in xs if x == k) for k in ints)
-        edges = (*(k - 0.5 for k in ints), hi + 0.5)
-        return Bins(edges, counts, tuple(str(k) for k in ints))
+    if all(x.is_integer() for x in xs):
+        width = math.ceil((hi - lo + 1) / max_bins)
+        firsts = range(int(lo), int(hi) + 1, width)
+        counts = tuple(sum(1 for x in xs if k <= x < k + width) for k in firsts)
+        edges = (*(k - 0.5 for k in firsts), firsts[-1] + width - 0.5)
+        labels = tuple(str(k) if width == 1 else f"{k}–{k + width - 1}" for k in firsts)
+        return Bins(edges, counts, labels)
     if hi == lo:
         return Bins((lo, hi), (len(xs),), (_label(lo, fmt),))
     width = (hi - lo) / max_bins

@@ -57,6 +57,7 @@ from store.model import (
     valid_voter_id,
 )
 from store.tally import choice_counts, number_bins, right_count
+from ui import classroom
 from ui.controls import OPTIONS_SEEN
 from ui.i18n import t
 
@@ -68,6 +69,8 @@ INPUT_KEY = "class_code"
 COOKIE = "attn_class_browser"
 #: Seconds between a teacher's question panel refreshes, and between a page's check-ins.
 TEACHER_POLL_S, PULSE_S = 1.0, 2.0
+#: The distribution's type size while presenting (``ui.layout``'s projector size).
+PROJECTOR_FONT_SIZE = 20
 #: Wrong class codes one session may try (guessing codes from one page is pointless).
 MAX_UNKNOWN_CODES = 5
 
@@ -587,12 +590,15 @@ def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
     """The distribution: a bar per choice (or a histogram of numbers); the right bar(s) green."""
     answers = view.answers or {}
     question = shown.question
+    size = PROJECTOR_FONT_SIZE if classroom.presenting() else None
     judge = _judge(question, view.revealed) if view.revealed is not None else None
     if question.choices is not None:
         labels = [shown.labels.get(c, c) for c in question.choices]
         counts = choice_counts(answers, question.choices)
         right = [judge(c) for c in question.choices] if judge else None
-        fig = figs.answer_bars(labels, counts, right=right, count_title=t("class.count_title"))
+        fig = figs.answer_bars(
+            labels, counts, right=right, count_title=t("class.count_title"), font_size=size
+        )
     else:
         bins = number_bins([float(a) for a in answers.values()], fmt=shown.fmt)
         if not bins.counts:
@@ -604,7 +610,7 @@ def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
             right = [bins.edges[k] <= target < bins.edges[k + 1] or (k == last and target == bins.edges[-1])
                      for k in range(len(bins.counts))]  # fmt: skip
         titles = {"count_title": t("class.count_title"), "value_title": t("class.value_title")}
-        fig = figs.answer_bars(bins.labels, bins.counts, right=right, numeric=True, **titles)
+        fig = figs.answer_bars(bins.labels, bins.counts, right=right, numeric=True, font_size=size, **titles)
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "displayModeBar": False})
 
 

@@ -35,6 +35,20 @@ def test_spread_numbers_get_equal_bins_covering_every_answer():
     assert number_bins(values, fmt="%.2f", max_bins=4).labels[-1] == "0.75–1.00"
 
 
+def test_wide_integers_get_bars_of_whole_integers():
+    bins = number_bins([40, 77, 80, 80], max_bins=12)  # 41 integers: bars of 4
+    assert bins.labels[0] == "40–43"
+    assert bins.labels[-1] == "80–83"
+    assert len(bins.counts) == 11
+    # brute force: which bar holds each answer
+    expected = [sum(1 for v in (40, 77, 80, 80) if k <= v <= k + 3) for k in range(40, 84, 4)]
+    assert list(bins.counts) == expected
+    assert bins.counts[9] == 1
+    assert bins.counts[10] == 2
+    assert bins.edges[0] == 39.5
+    assert bins.edges[-1] == 83.5
+
+
 def test_wide_integers_and_one_value():
     assert sum(number_bins([1, 100, 1000]).counts) == 3
     one = number_bins([0.3, 0.3])
