@@ -645,19 +645,10 @@ def _teacher_panel(
     if key is None:
         return
     qid = question.qid
-    try:
-        try:
-            view = store().question(code, qid, key)
-        except UnknownClass:
-            if not store().restore_class(code, key):
-                st.warning(t("class.gone_teacher", code=show_code(code)))
-                return
-            _restore_reveals(code)
-            view = store().question(code, qid, key)
-    except StoreUnavailable:
-        st.warning(t("class.unavailable"), icon=":material/cloud_off:")
-        return
     with st.container(border=True, key=f"class_box_{qid}"):
+        view = _teacher_view(code, qid, key)
+        if view is None:
+            return
         st.markdown(f":material/groups: **{t('class.answered', n=view.answered, of=view.present)}**")
         if view.revealed is not None:
             _result(view, shown)
@@ -671,6 +662,23 @@ def _teacher_panel(
                    help=t("class.reset_help"), on_click=_reset, args=(code, qid))  # fmt: skip
         if (note := st.session_state.get(_QNOTICE, {}).pop(qid, None)) is not None:
             st.warning(t(note))
+
+
+def _teacher_view(code: str, qid: str, key: str) -> QuestionView | None:
+    """The question as its teacher sees it; a class the store lost is restored first. None (and a
+    line saying why) when the store is unavailable or the code went to another teacher."""
+    try:
+        try:
+            return store().question(code, qid, key)
+        except UnknownClass:
+            if not store().restore_class(code, key):
+                st.warning(t("class.gone_teacher", code=show_code(code)))
+                return None
+            _restore_reveals(code)
+            return store().question(code, qid, key)
+    except StoreUnavailable:
+        st.warning(t("class.unavailable"), icon=":material/cloud_off:")
+        return None
 
 
 def _reveal(
