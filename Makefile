@@ -57,8 +57,9 @@ run: $(VENV)/.runtime-installed
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address localhost
 
 # The app on every core: REPLICAS app processes (default: the core count) behind HAProxy, with
-# cookie affinity and health checks, on http://<this host>:8080 (PORT=... to change). Needs
-# `apt-get install haproxy`. Ctrl+C stops every process it started. See deploy/serve.py.
+# cookie affinity and health checks, on http://<this host>:8080 (PORT=... to change), and a redis-server
+# for the class answers they share. Needs `apt-get install haproxy redis-server`. Ctrl+C stops every
+# process it started. See deploy/serve.py.
 serve: $(VENV)/.runtime-installed
 	$(PY) deploy/serve.py --port $(if $(filter file,$(origin PORT)),8080,$(PORT))$(if $(REPLICAS), --replicas $(REPLICAS))
 
