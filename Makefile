@@ -97,6 +97,12 @@ bench-load: $(VENV)/.dev-installed
 bench-serve: $(VENV)/.dev-installed
 	$(PY) -m benchmarks serve
 
+# The class answers together (issue 26): 30 students answer through `make serve` (2 replicas and
+# Redis) next to one replica with the in-process store; part of `make bench` too.
+.PHONY: bench-class
+bench-class: $(VENV)/.dev-installed
+	$(PY) -m benchmarks class
+
 # Server time of every page's reruns (AppTest) and slider steps / page loads in Chromium, each next
 # to a one-chart reference page (issue 8); both are part of `make bench` too.
 .PHONY: bench-pages bench-browser
