@@ -587,7 +587,7 @@ def _judge(question: Question, reveal: Reveal) -> Callable[[str], bool]:
 
 
 def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
-    """The distribution: a bar per choice (or a histogram of numbers); the right bar(s) green."""
+    """The distribution: a bar per choice (or a histogram of numbers); right answers green."""
     answers = view.answers or {}
     question = shown.question
     size = PROJECTOR_FONT_SIZE if classroom.presenting() else None
@@ -595,22 +595,19 @@ def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
     if question.choices is not None:
         labels = [shown.labels.get(c, c) for c in question.choices]
         counts = choice_counts(answers, question.choices)
-        right = [judge(c) for c in question.choices] if judge else None
-        fig = figs.answer_bars(
-            labels, counts, right=right, count_title=t("class.count_title"), font_size=size
+        right = (
+            [n if judge(c) else 0 for c, n in zip(question.choices, counts, strict=True)] if judge else None
         )
+        title = t("class.count_title")
+        fig = figs.answer_bars(labels, counts, right_counts=right, count_title=title, font_size=size)
     else:
-        bins = number_bins([float(a) for a in answers.values()], fmt=shown.fmt)
+        right_number = (lambda x: judge(repr(float(x)))) if judge else None
+        bins = number_bins([float(a) for a in answers.values()], fmt=shown.fmt, is_right=right_number)
         if not bins.counts:
             return
-        right = None
-        if view.revealed is not None:
-            target = float(view.revealed.answer)
-            last = len(bins.counts) - 1
-            right = [bins.edges[k] <= target < bins.edges[k + 1] or (k == last and target == bins.edges[-1])
-                     for k in range(len(bins.counts))]  # fmt: skip
         titles = {"count_title": t("class.count_title"), "value_title": t("class.value_title")}
-        fig = figs.answer_bars(bins.labels, bins.counts, right=right, numeric=True, font_size=size, **titles)
+        fig = figs.answer_bars(bins.labels, bins.counts, right_counts=bins.right_counts, numeric=True,
+                               font_size=size, **titles)  # fmt: skip
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "displayModeBar": False})
 
 

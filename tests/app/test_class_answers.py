@@ -84,9 +84,11 @@ def _counts(at) -> dict[str, int]:
 
     for chart in at.get("plotly_chart"):
         if chart.proto.id and PANEL_CHART in chart.proto.id:
-            spec = json.loads(chart.proto.spec)
-            (bar,) = spec["data"]
-            return dict(zip(bar["x"], bar["y"], strict=True))
+            counts: dict[str, int] = {}
+            for bar in json.loads(chart.proto.spec)["data"]:  # after the reveal: right + wrong, stacked
+                for label, n in zip(bar["x"], bar["y"], strict=True):
+                    counts[label] = counts.get(label, 0) + n
+            return {label: n for label, n in counts.items() if n}
     return {}
 
 

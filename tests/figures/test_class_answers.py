@@ -16,13 +16,19 @@ def test_choices_are_horizontal_bars_with_wrapped_labels():
     assert all(len(line) <= 34 for label in bar.y for line in label.split("<br>"))
     assert bar.y[0].replace("<br>", " ") == labels[0]
     assert list(bar.text) == ["5", "2", ""]  # no "0" written on an empty bar
-    assert list(bar.marker.color) == [BLUE] * 3  # before the reveal nothing is marked
+    assert bar.marker.color == BLUE  # before the reveal nothing is marked
     assert fig.layout.xaxis.title.text == "students"
 
 
-def test_the_revealed_answer_is_green():
-    fig = answer_bars(["a", "b"], [1, 3], right=[False, True])
-    assert list(fig.data[0].marker.color) == [GREY, GREEN]
+def test_after_the_reveal_right_answers_are_green_and_wrong_ones_grey():
+    fig = answer_bars(["40–43", "76–79", "80–83"], [2, 3, 4], right_counts=[0, 3, 1], numeric=True)
+    right, wrong = fig.data
+    assert (right.marker.color, wrong.marker.color) == (GREEN, GREY)
+    assert list(right.y) == [0, 3, 1]
+    assert list(wrong.y) == [2, 0, 3]  # the rest of each bar
+    assert fig.layout.barmode == "stack"
+    with pytest.raises(ValueError, match="more right answers"):
+        answer_bars(["a"], [1], right_counts=[2])
 
 
 def test_numbers_are_vertical_bars_and_a_projector_gets_larger_type():
@@ -31,6 +37,7 @@ def test_numbers_are_vertical_bars_and_a_projector_gets_larger_type():
     assert bar.orientation in (None, "v")
     assert list(bar.x) == ["40–43", "44–47"]
     assert fig.layout.font.size == 20
+    assert fig.layout.xaxis.tickfont.size == fig.layout.yaxis.tickfont.size == 20
     assert fig.layout.xaxis.title.text == "answer"
 
 
@@ -44,4 +51,4 @@ def test_lengths_must_match():
     with pytest.raises(ValueError, match="one entry per bar"):
         answer_bars(["a"], [1, 2])
     with pytest.raises(ValueError, match="one entry per bar"):
-        answer_bars(["a", "b"], [1, 2], right=[True])
+        answer_bars(["a", "b"], [1, 2], right_counts=[1])

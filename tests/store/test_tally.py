@@ -49,6 +49,18 @@ def test_wide_integers_get_bars_of_whole_integers():
     assert bins.edges[-1] == 83.5
 
 
+def test_each_bar_counts_its_right_answers():
+    # within 20% of 77: 61.6 .. 92.4
+    bins = number_bins([40, 60, 62, 77, 80, 95], is_right=lambda x: abs(x - 77) <= 0.2 * 77)
+    assert sum(bins.counts) == 6
+    assert sum(bins.right_counts) == 3  # 62, 77, 80
+    for k, (count, right) in enumerate(zip(bins.counts, bins.right_counts, strict=True)):
+        inside = [v for v in (40, 60, 62, 77, 80, 95) if bins.edges[k] <= v < bins.edges[k + 1]]
+        assert count == len(inside)
+        assert right == sum(1 for v in inside if abs(v - 77) <= 15.4)
+    assert number_bins([1.0, 2.0]).right_counts is None
+
+
 def test_wide_integers_and_one_value():
     assert sum(number_bins([1, 100, 1000]).counts) == 3
     one = number_bins([0.3, 0.3])
