@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 import server
-from ui import classroom, viewport
+from ui import class_answers, classroom, viewport
 from ui.handout import begin_page, handout_button
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
@@ -80,6 +80,7 @@ def main() -> None:
     viewport.watch()  # is the screen a phone's? figures are laid out for it (hidden, no height)
     language_switch()
     classroom.present_switch()
+    class_answers.class_sidebar()  # the class answers together (issue 26): nothing shows outside a class
     resolve_home_alias()
     pages = build_pages()
     page = st.navigation(pages, position="sidebar", expanded=True)

@@ -15,6 +15,7 @@ FORBIDDEN = {
     "figures": {"streamlit", "torch", "core"},  # figures draw what they are given
     "pages": {"torch", "numpy"},  # pages hold no math: arrays come from ui's cached wrappers
     "ui": {"torch"},
+    "store": {"streamlit", "plotly", "torch", "ui", "figures", "core"},  # tested alone (tests/store)
 }
 
 

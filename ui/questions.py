@@ -24,7 +24,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import classroom
+from ui import class_answers, classroom
 from ui import controls as uc
 from ui.i18n import t
 
@@ -142,13 +142,19 @@ def ask(
         if response is not None and callable(answer):
             answer = answer()
             _check_answer(qid, answer, choices)
+        # The class answers together (issue 26): in a class, the response goes to the class and the
+        # teacher's box shows the class's answers; outside a class this does nothing.
+        hold = class_answers.on_question(
+            qid, response, answer=answer, choices=choices, labels=labels if choices is not None else None,
+            tolerance=tolerance, relative=relative, min_value=min_value, max_value=max_value, fmt=fmt,
+        )  # fmt: skip
         st.button(
             t("q.check"),
             key=check_key(qid),
             icon=":material/check:",
             on_click=_record_check,
             args=(qid, answer),
-            disabled=response is None,
+            disabled=response is None or hold,  # a student in a class: Check after the teacher's reveal
         )
         checked = st.session_state.get(_CHECKED.format(qid=qid))
         if checked is None or response is None or checked[0] != response:
