@@ -294,7 +294,7 @@ def _verdict(
     checked = st.session_state.get(_CHECKED.format(qid=qid))
     if checked is None or response is None or checked[0] != response:
         if revealed(qid) and not callable(answer):
-            st.info(t("q.answer_is", answer=_shown(answer, labels, fmt)), icon=":material/visibility:")
+            st.markdown(":material/visibility: " + t("q.answer_is", answer=_shown(answer, labels, fmt)))
         return None  # not checked yet, or the response changed since: press Check again
     right = is_right(response, answer, tolerance=tolerance, relative=relative)
     if not is_right(checked[1], answer, tolerance=0.0):
