@@ -105,10 +105,14 @@ class Registry:
         masks = [pos for pos, e in shown if e.kind in _MASKING]
         kept = [(pos, e) for pos, e in shown if e.kind not in _MASKING or e.kind == "question"]
         kept = [(pos, e) for pos, e in kept if not any(_inside(pos, m) for m in masks)]
-        out = []
+        out, level = [], 2
         for i, (pos, e) in enumerate(kept):
-            if e.kind == "expander" and not any(_inside(p, pos) for p, _ in kept[i + 1 :]):
-                continue  # a closed fold (or a box of controls only): its title alone says nothing
+            if e.kind == "heading" and len(pos) == 2:  # a section's title, at the page's top level
+                level = e.obj
+            if e.kind == "expander":
+                if not any(_inside(p, pos) for p, _ in kept[i + 1 :]):
+                    continue  # a closed fold (or a box of controls only): its title alone says nothing
+                e = e._replace(obj=level)  # a fold's title stands for its section's heading
             out.append(_item(e))
         return out
 
@@ -140,7 +144,7 @@ def _item(e: Entry) -> HandoutItem:
     if e.kind == "heading":
         return HandoutItem("heading", e.key, level=e.obj, **common)
     if e.kind == "expander":
-        return HandoutItem("heading", e.key, level=2, **common)
+        return HandoutItem("heading", e.key, level=e.obj or 2, **common)
     if e.kind == "metric":
         return HandoutItem("metric", e.key, value=e.obj, **common)
     return HandoutItem(e.kind, e.key, **common)
