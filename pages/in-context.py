@@ -284,8 +284,8 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
         refs = ui_ic.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
-    elif not training:
-        _learned_question(run, refs)  # before the charts: they show where the bandwidth ended
+    elif not training and run.steps_done >= run.config.steps:
+        _learned_question(run, refs)  # a finished run: before the charts, they show where h ended
     view = LiveView()
     if training:
         _train_and_rerun(view, config, run, refs)
