@@ -240,13 +240,14 @@ def watch() -> None:
     current = ctx.__dict__.get("enqueue")
     if getattr(current, "handout_registry", None) is reg:
         return
-    send = ScriptRunContext.enqueue.__get__(ctx)  # the class's own method: never a stale tap
+    # what sent before: another wrapper of this context, or the class's method; never a stale tap
+    send = getattr(current, "handout_send", current) or ScriptRunContext.enqueue.__get__(ctx)
 
     def enqueue(msg: Any) -> None:
         _capture(reg, msg)
         send(msg)
 
-    enqueue.handout_registry = reg  # type: ignore[attr-defined]
+    enqueue.handout_registry, enqueue.handout_send = reg, send  # type: ignore[attr-defined]
     ctx.enqueue = enqueue  # type: ignore[method-assign]  # this context only: this session's run
 
 
