@@ -11,8 +11,8 @@ from pathlib import Path
 import streamlit as st
 
 import server
-from ui import class_answers, classroom, viewport
-from ui.handout import begin_page, handout_button
+from ui import class_answers, classroom, questions, viewport
+from ui.handout import begin_page, handout_button, student_link
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
 
@@ -86,9 +86,11 @@ def main() -> None:
     page = st.navigation(pages, position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))
     with routed():
+        questions.start_page()  # no answer from an old link; no question asked yet
         begin_page(page.url_path, page.title)  # the handout lists what this run shows
         page.run()
     next_lesson_link(pages, page)
+    student_link()
     handout_button(page.url_path)
 
 

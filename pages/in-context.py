@@ -124,15 +124,18 @@ class LiveView:
         self.progress.progress(
             min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
         )
-        self._draw_status(refs, run)
+        questions.reveal("ic_learned_h", partial(self._draw_status, refs, run), placeholder=False)
         if live and not self.clock.due():
             return
         started = time.perf_counter()
         self.draws += 1
         build = figs if live else _Cached  # live frames change every draw: not worth caching
-        self._draw_bandwidth(build, config, refs, run)
+        # the learned bandwidth, and one context's weights, answer the question about it
+        draw = partial(self._draw_bandwidth, build, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.bandwidth)
         self._draw_error(build, config, refs, run)
-        self._draw_task(build, config, refs, run)
+        draw = partial(self._draw_task, build, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.task, placeholder=False)
         self.clock.done(started)
 
     def _draw_status(self, refs: References, run: ICLRun | None) -> None:
@@ -281,13 +284,14 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
         refs = ui_ic.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
+    elif not training and run.steps_done >= run.config.steps:
+        _learned_question(run, refs)  # a finished run: before the charts, they show where h ended
     view = LiveView()
     if training:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
     if run is not None:
-        _learned_question(run, refs)
-        _bandwidth_verdict(run, refs)
+        questions.reveal("ic_learned_h", partial(_bandwidth_verdict, run, refs), placeholder=False)
     return run
 
 
@@ -406,7 +410,7 @@ def sweep_section(config: ICLConfig) -> None:
         st.caption(t("ic.sweep_hint"))
         return
     _context_question(result)
-    _show_sweep(result)
+    questions.reveal("ic_more_context", partial(_show_sweep, result))
 
 
 def _sweep_with_progress(config: ICLConfig) -> Sweep | None:

@@ -35,11 +35,6 @@ KERNEL_NAMES = ("exponential", "rbf", "polynomial")
 @st.fragment
 def regression_section() -> None:
     heading("ka.rff_title")
-    st.markdown(t("ka.rff_body"))
-    st.latex(
-        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
-        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
-    )
     c1, c2, c3 = st.columns(3)
     h = float(uc.select_slider("ka.h", key="ka_h", options=uk.BANDWIDTHS, value=0.3, where=c1))
     m = int(
@@ -49,6 +44,16 @@ def regression_section() -> None:
     fit = uk.rff_fit(h, m, seed)
     conv = uk.rff_convergence(h, seed)
     _slope_question(conv)
+    questions.reveal("ka_quadruple_m", partial(_rff_results, fit, conv, h, m, seed))
+
+
+def _rff_results(fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int) -> None:
+    """Random Fourier features (the body says how fast they converge), measured: the answer."""
+    st.markdown(t("ka.rff_body"))
+    st.latex(
+        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
+        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
+    )
     at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_fit_rms", seeds=uk.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
@@ -179,6 +184,11 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
         explain_key="q.ka_negative_explain",
         explain_kwargs={"lowest": f"{lowest:.3g}"},
     )
+    questions.reveal("ka_negative", partial(_approximation_results, r, m))
+
+
+def _approximation_results(r, m: int) -> None:
+    """The errors of the approximate attention and its three maps (negative weights show here)."""
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
@@ -203,6 +213,11 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
     _best_features_question(cmp, names)
+    questions.reveal("ka_best_features", partial(_features_results, cmp, names, inp))
+
+
+def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> None:
+    """The error of each kind of feature against m, the denominators, and why positive ones win."""
     a, b = st.columns(2)
     with a:
         series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}

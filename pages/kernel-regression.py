@@ -288,11 +288,11 @@ def fit_section(v: View) -> None:
 
 
 def row_section(v: View) -> None:
-    """One query's weights: a row of the attention map."""
+    """One query's weights: a row of the attention map (drawn once its question is answered)."""
     heading("kr.row_header", sub=True)
     data, xq = v.data, v.xq
     q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
-    row, y_hat, active = q.weights, q.y_hat, q.active
+    active = q.active
     if active:
         questions.ask(
             "kr_active",
@@ -306,6 +306,13 @@ def row_section(v: View) -> None:
             explain_key="q.kr_active_explain",
             explain_kwargs={"active": active, "n": data.x.size, "h": kr.fmt_h(v.h)},
         )
+    questions.reveal("kr_active", partial(_row_figure, v, q))
+
+
+def _row_figure(v: View, q: kr.QueryRow) -> None:
+    """The weights of the query x* over the samples, and the estimate they give."""
+    data, xq = v.data, v.xq
+    row, y_hat, active = q.weights, q.y_hat, q.active
     fig = figs.attention_row_figure(
         data.x,
         data.y,
@@ -330,15 +337,6 @@ def row_section(v: View) -> None:
 def matrix_section(v: View) -> None:
     heading("kr.matrix_header", sub=True)
     queries = kr.heatmap_queries(v.data.grid)
-    fig = figs.weight_matrix_figure(
-        kr.weights(v.data.x, queries, v.kernel, v.h),
-        v.data.x,
-        queries,
-        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
-        x_title=t("kr.axis_sample"),
-        y_title=t("kr.axis_query"),
-    )
-    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
     row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
         "kr_row",
@@ -361,6 +359,15 @@ def matrix_section(v: View) -> None:
             "x_row": f"{queries[row]:.3g}",
         },
     )
+    fig = figs.weight_matrix_figure(
+        kr.weights(v.data.x, queries, v.kernel, v.h),
+        v.data.x,
+        queries,
+        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
+        x_title=t("kr.axis_sample"),
+        y_title=t("kr.axis_query"),
+    )
+    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
 
 
 def kernels_section(v: View) -> None:
@@ -386,6 +393,22 @@ def cv_section(v: View) -> None:
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
         h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
     _cv_question(v, cv, cv_star)
+    questions.reveal("kr_cv_small_h", partial(_cv_figure, v, cv, h_star, cv_star))
+    snapped = kr.snap(h_star, v.h_grid)
+    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
+    st.button(
+        t("kr.set_hstar", h=kr.fmt_h(snapped)),
+        key="kr_use_hstar",
+        icon=":material/my_location:",
+        on_click=_set_bandwidth,
+        args=(v.h_key, snapped),
+        disabled=snapped == v.h,
+    )
+
+
+def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> None:
+    """The CV curve against h, with h* and the current h."""
+    data, kernel = v.data, v.kernel
     fig = figs.cv_figure(
         tuple(v.h_grid),
         cv,
@@ -402,16 +425,6 @@ def cv_section(v: View) -> None:
         claim_name=t("kr.legend_claim"),
     )
     show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv", code=(nw.loo_cv_errors, nw.select_bandwidth))
-    snapped = kr.snap(h_star, v.h_grid)
-    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
-    st.button(
-        t("kr.set_hstar", h=kr.fmt_h(snapped)),
-        key="kr_use_hstar",
-        icon=":material/my_location:",
-        on_click=_set_bandwidth,
-        args=(v.h_key, snapped),
-        disabled=snapped == v.h,
-    )
 
 
 def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:

@@ -76,10 +76,14 @@ class LiveView:
         self._draw_attention(run.snapshots[epoch][layer], epoch=epoch, layer=layer, look=look)
 
     def draw_preview(self, shown: Preview) -> None:
-        """Before any run: empty loss axes with the baselines, and the untrained model's attention."""
+        """Before any run: empty loss axes with the baselines, and the untrained model's attention
+        (once the question about it is answered)."""
         self.draws += 1
         self._draw_loss(shown.config, shown.baselines, look="tr.loss_look_preview")
-        self._draw_attention(shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained")
+        draw = partial(
+            self._draw_attention, shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained"
+        )
+        questions.reveal("tr_query0", draw, where=self.attention)
 
     def _draw_loss(
         self,
@@ -280,6 +284,11 @@ def where_section(run: TrainResult) -> None:
     found = _findings(run)
     heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
+    questions.reveal(f"tr_{'recent' if run.config.causal else 'ahead'}", partial(_where_results, run, found))
+
+
+def _where_results(run: TrainResult, found: Findings) -> None:
+    """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
         fig = figs.distance_bars(
@@ -311,6 +320,11 @@ def shuffle_section(run: TrainResult) -> None:
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
+    questions.reveal("tr_shuffle", partial(_shuffle_results, run, s))
+
+
+def _shuffle_results(run: TrainResult, s: ShuffleTest) -> None:
+    """The loss in order and shuffled, and what it says."""
     cols = st.columns(3)
     cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")

@@ -123,6 +123,7 @@ def show_code(code: CodeArg, *, key: str) -> tuple[Callable[..., Any], ...]:
         return ()
     fns = (code,) if callable(code) else tuple(code)
     box = st.expander(t("common.show_code"), icon=":material/code:", key=key, on_change="rerun")
+    record("skip", box, key=key)  # the handout keeps the code with its figure
     if box.open:
         with box:
             for fn in fns:
@@ -191,7 +192,8 @@ def show_figure(
     elif looks:
         caption = "  \n".join(f"**{title}**: {t(key, **kwargs)}" for title, key in looks)
     if caption:
-        st.caption(":material/visibility: " + caption)
+        note = st.caption(":material/visibility: " + caption)
+        record("skip", note, key=f"{key}_note")  # the handout keeps it with the figure
     st.download_button(
         t("common.download_csv"),
         data=functools.partial(figure_csv, fig),
@@ -229,8 +231,11 @@ def table(data: Any, *, where: Any = None, **kwargs: Any) -> Any:
 
     The index is hidden, as ``st.table`` hides a dict's or a list's row numbers, unless
     ``hide_index`` says otherwise or ``data`` is a DataFrame (its index may be the row labels).
+    The table is recorded for the page's handout.
     """
     converted = arrow_table(data)
     if converted is not data:
         kwargs.setdefault("hide_index", True)
-    return (where or st).table(converted, **kwargs)
+    element = (where or st).table(converted, **kwargs)
+    record("table", element, key="table", obj=converted)  # by reference: read on the handout's click
+    return element

@@ -27,6 +27,7 @@ import streamlit as st
 
 from ui import classroom, controls
 from ui.controls import BIND
+from ui.handout import record
 from ui.i18n import t
 
 T = TypeVar("T")
@@ -112,7 +113,8 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
                 section.render()
                 continue
             if not hinted:
-                st.caption(":material/unfold_more: " + t("common.folded_hint"))
+                hint = st.caption(":material/unfold_more: " + t("common.folded_hint"))
+                record("skip", hint, key="folded_hint")  # a printed handout has nothing to click
                 hinted = True
             _folded(section)
         return

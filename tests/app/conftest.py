@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block, Widget
 
 from tests.conftest import ROOT
 
@@ -25,14 +26,21 @@ def fold_keys(page: str) -> list[str]:
 
 
 def open_page(
-    page: str, *, lang: str = "en", params: dict[str, str] | None = None, folded: bool = False
+    page: str,
+    *,
+    lang: str = "en",
+    params: dict[str, str] | None = None,
+    folded: bool = False,
+    answered: bool = True,
 ) -> AppTest:
     """Run ``app.py`` with ``?lang=...&params`` and switch to ``pages/<page>.py``.
 
     Language and URL parameters are set the way a shared link sets them (query parameters),
     so this also exercises the ``bind="query-params"`` seeding of every bound control. Unless
     ``folded``, the link opens every folded section (``?open_...=true``), so a test sees the whole
-    page; ``params`` may still close one (``open_sdp_nan="false"``).
+    page; ``params`` may still close one (``open_sdp_nan="false"``). Unless ``answered=False`` (the
+    view a learner first gets), "Show me" is pressed on every question (:func:`show_answers`):
+    what answers a question is drawn only then (``ui.questions.reveal``).
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.query_params["lang"] = lang
@@ -44,6 +52,32 @@ def open_page(
     at.run()
     if page != "home":
         at.switch_page(f"pages/{page}.py")
+        at.run()
+    if answered:
+        show_answers(at)
+    return at
+
+
+def _show_buttons(node) -> list[str]:
+    """Keys of the "Show me" buttons of the questions under ``node``, in page order."""
+    if isinstance(node, Widget):
+        key = node.key or ""
+        return [key] if node.type == "button" and key.startswith("q_") and key.endswith("_show") else []
+    if isinstance(node, Block):
+        return [k for i in sorted(node.children) for k in _show_buttons(node.children[i])]
+    return []
+
+
+def show_answers(at: AppTest, *qids: str) -> AppTest:
+    """Press "Show me" on the questions ``qids`` (none: every question on the page) and run once.
+
+    A page draws what answers a question (a chart, a metric, a sentence with the number) only once
+    it is answered; a question that appears only later (after a training) needs another call.
+    """
+    keys = [f"q_{qid}_show" for qid in qids] or _show_buttons(at._tree)
+    for key in keys:
+        at.button(key=key).click()
+    if keys:
         at.run()
     return at
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core import in_context as core_ic
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import in_context as ui_ic
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
@@ -69,6 +69,7 @@ def test_loo_line_is_measured_on_train_not_on_a_control_step(lang, monkeypatch):
     for note in ("ic.bandwidth_look_no_loo", "ic.error_look_no_loo"):  # what to look for: not there yet
         assert any(cat[note] in c for c in captions)
     at.button(key="ic_btn_train").click().run()
+    show_answers(at)  # the question about the learned h comes before the charts
     assert_clean(at)
     assert measured[-1] is True
     assert sum(loo in names for names in _trace_names(at)) == 2  # the bandwidth and the error charts
@@ -145,6 +146,7 @@ def test_family_by_chinese_label_in_an_english_link():
 def test_train_step_reset(lang):
     at = open_page("in-context", lang=lang, params=SHORT)
     at.button(key="ic_btn_train").click().run()
+    show_answers(at)  # the question about the learned h comes before the charts
     assert_clean(at)
     run = _live(at).run
     assert run.steps_done == 100
@@ -196,6 +198,7 @@ def test_changed_control_after_training_warns_and_keeps_the_run():
 def test_low_rank_window_section(lang):
     at = open_page("in-context", lang=lang, params={**SHORT, "ic_family": "low_rank", "ic_d": "3"})
     at.button(key="ic_btn_train").click().run()
+    show_answers(at)  # the question about the learned h comes before the charts
     assert_clean(at)
     cat = load_catalogue(lang)
     labels = [m.label for m in at.metric]
@@ -267,6 +270,7 @@ def test_compare_and_sweep_buttons():
     cat = load_catalogue("zh")
     assert any(m.value.startswith(cat["ic.compare_verdict"].split("{")[0]) for m in at.markdown)
     at.button(key="ic_btn_sweep").click().run()
+    show_answers(at)  # the sweep's question comes before its chart and table
     assert_clean(at)
     table = at.table[0].value
     assert len(table) == 3
@@ -304,7 +308,7 @@ def test_refused_select_slider_values_in_a_link_are_said_once(lang):
     to the default with a warning under the control; a value naming an option (8 for 8.0) does not."""
     cat = load_catalogue(lang)
     params = {"ic_L": "999", "ic_noise": "nan", "ic_n": "abc", "ic_d": "3", "ic_steps": "100"}
-    at = open_page("in-context", lang=lang, params=params)
+    at = open_page("in-context", lang=lang, params=params, answered=False)  # the run the link opened
     assert_clean(at)
     expected = [
         cat["common.link_value_refused"].format(label=cat[label], value=raw, shown=shown)

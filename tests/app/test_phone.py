@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from figures.common import MARGIN_LEFT, NARROW_MARGIN_LEFT, NARROW_TOKEN_MARGIN, TOKEN_MARGIN
-from tests.app.conftest import TIMEOUT, assert_clean, fold_keys
+from tests.app.conftest import TIMEOUT, assert_clean, fold_keys, show_answers
 from tests.conftest import ROOT
 from ui import viewport
 
@@ -29,7 +29,8 @@ PAGES = (
 
 
 def _run(page: str, *, narrow: bool | None, lang: str = "en") -> AppTest:
-    """``page`` with every fold open, after the probe reported ``narrow`` (None: no report yet)."""
+    """``page`` with every fold open and every question shown, after the probe reported ``narrow``
+    (None: no report yet)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.query_params["lang"] = lang
     for key in fold_keys(page):
@@ -39,7 +40,7 @@ def _run(page: str, *, narrow: bool | None, lang: str = "en") -> AppTest:
     at.run()
     at.switch_page(f"pages/{page}.py")
     at.run()
-    return at
+    return show_answers(at)  # the charts a question holds back are drawn too
 
 
 def _layouts(at: AppTest) -> list[dict]:

@@ -281,7 +281,7 @@ def test_dk_marker_follows_the_slider_on_the_cached_experiment_chart():
 
     def figures_shown() -> dict[str, object]:  # chart key -> the figure object drawn (under its marks)
         items = at.session_state[STATE_KEY].items.values()
-        return {key: obj[0] for _, key, obj, *_ in items if key.startswith("sdp_fig_dk")}
+        return {e.key: e.obj[0] for e in items if e.kind == "figure" and e.key.startswith("sdp_fig_dk")}
 
     panels = ("x", "x2", "x3", "x4")
     at = open_page(PAGE, params={"sdp_dk": "16"})

@@ -14,7 +14,7 @@ from core import training as core_training
 from core.presets import preset_config
 from core.training_evaluation import fixed_example
 from core.transformer import TransformerConfig
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
 
@@ -356,6 +356,7 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
     at = open_page("training", lang=lang, params=TINY | {"tr_causal": causal})
     at.button(key="tr_btn_train").click()
     at.run()
+    show_answers(at)  # the findings' questions come first; their verdicts after
     assert_clean(at)
     run = _run(at)
     assert run.config.causal is (causal == "true")
