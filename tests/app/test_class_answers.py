@@ -304,3 +304,31 @@ def test_redis_down_pages_work_and_say_so_then_recover_without_losing_answers(re
     teacher.run()
     assert _answered(teacher).endswith(f"**{EN['class.answered'].format(n=2, of=2)}**")
     assert _counts(teacher) == {"40": 1, "41": 1}
+
+
+def _row_chart_shown(at) -> bool:
+    return any(c.proto.id.endswith("-kr_fig_row") for c in at.get("plotly_chart"))
+
+
+def _show_button(at):
+    return [b for b in at.button if b.key == f"q_{QID}_show"]
+
+
+def test_a_student_cannot_peek_at_the_answer_before_the_reveal():
+    """In a class a student's question holds back what answers it (no Show me, the weight row not
+    drawn) until the teacher reveals; outside a class the same question offers Show me at once."""
+    assert _show_button(open_page(PAGE, folded=True, answered=False))
+    teacher = _teacher()
+    student = _student(teacher.session_state["_class_code"])
+    assert not _show_button(student)
+    assert not _row_chart_shown(student)
+    _answer(student, 10)
+    assert not _row_chart_shown(student)  # answering alone does not show it: Check waits too
+    teacher.button(key=f"class_reveal_{QID}").click().run()
+    assert_clean(teacher)
+    student.run()
+    assert_clean(student)
+    (show,) = _show_button(student)
+    show.click().run()
+    assert_clean(student)
+    assert _row_chart_shown(student)
