@@ -1,8 +1,8 @@
 """Train a toy Transformer live: the post's second stage, its pitfalls reproduced with numbers.
 
 Thin page: controls and the live run live in ``ui.training``; the model and the loop in
-``core.transformer`` / ``core.training``; the measurements in ``core.training_evaluation`` and
-``core.findings``; the figures in ``figures.training``.
+``core.transformer`` / ``core.training``; the measurements and verdicts in ``core.lessons.training``;
+the figures in ``figures.training``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from typing import Any, NoReturn
 import streamlit as st
 
 import figures.training
-from core import findings as verdicts
-from core.findings import Findings
+from core.lessons import training as verdicts
+from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.random_walks import Baselines
 from core.training import Preview, TrainResult
-from core.training_evaluation import AttentionSummary, ShuffleTest
 from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr

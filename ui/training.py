@@ -31,9 +31,8 @@ from typing import Any
 import streamlit as st
 
 from core.attention import SCALE_MODES
-from core.findings import Findings, measure_findings
+from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
-from core.presets import PRESETS, preset_config
 from core.training import Preview, TrainResult, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig

@@ -20,13 +20,13 @@ from streamlit.testing.v1.element_tree import Block, Widget
 
 from core import attention as attn
 from core import attention_analysis as aa
-from core import findings as verdicts
 from core import in_context as core_ic
 from core import kernel_approximation as ka
 from core import kernel_attention as bridge
 from core import multihead_analysis as mha
 from core import training as core_training
 from core.data import make_data
+from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth
 from tests.app.conftest import assert_clean, open_page
 from ui import in_context as ui_ic

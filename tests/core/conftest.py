@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core import training as tr
-from core.presets import preset_config
+from core.lessons.training import preset_config
 from core.transformer import TransformerConfig
 
 

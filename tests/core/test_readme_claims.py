@@ -25,9 +25,7 @@ from core import attention, claims, kernel_attention
 from core import attention_analysis as aa
 from core import multihead_analysis as mha
 from core import training as tr
-from core.findings import Findings, measure_findings
-from core.presets import preset_config
-from core.training_diagnostics import DIAGNOSTICS
+from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
 from tests.conftest import ROOT
 
