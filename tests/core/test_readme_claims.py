@@ -21,10 +21,11 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from core import attention, claims, kernel_attention
+from core import attention, kernel_attention
 from core import attention_analysis as aa
 from core import multihead_analysis as mha
 from core import training as tr
+from core.lessons import kernel_regression as claims
 from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
 from tests.conftest import ROOT
@@ -96,7 +97,8 @@ def test_the_table_has_exactly_the_rows_this_test_checks():
 
 
 def test_bandwidth_selection_row():
-    # Kernel regression page: the post's data (200 points, seed 42); core.claims.post_claims
+    # Kernel regression page: the post's data (200 points, seed 42); core.lessons.kernel_regression
+    # .post_claims
     found = claims.post_claims()
     h_star, cv_star = found.best["gaussian"]
     cv_post = dict(found.claim_cv)[claims.POST_H]
