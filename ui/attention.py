@@ -1,6 +1,6 @@
 """Cached wrappers and helpers for the two attention pages (kernels-to-attention, scaled-dot-product).
 
-Pages never touch torch: these wrappers call ``core`` (``core.attention_analysis`` for the scaled
+Pages never touch torch: these wrappers call ``core`` (``core.lessons.scaled_dot_product`` for the scaled
 dot-product page) and hand back numpy arrays in frozen dataclasses. Every cached function takes
 only its arguments (no module globals) and keeps a bounded number of entries. The custom mask
 editor's state lives in one bound text control (``sdp_cmask``, see
@@ -19,8 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from core import attention as attn
-from core import attention_analysis as aa
 from core import kernel_attention
+from core.lessons import scaled_dot_product as aa
 from figures import attention as fa
 from ui import caching
 from ui.controls import BIND
@@ -45,25 +45,25 @@ count_fully_masked = aa.count_fully_masked
 
 
 # ----------------------------------------------------------------------------------------------
-# scaled-dot-product: thin cached wrappers around core.attention_analysis
+# scaled-dot-product: thin cached wrappers around core.lessons.scaled_dot_product
 # ----------------------------------------------------------------------------------------------
 
 
 @caching.data(max_entries=64)
 def sdp_inputs(source: str, length: int, d_k: int, seed: int, n_pad: int) -> aa.AttentionInputs:
-    """:func:`core.attention_analysis.make_inputs`, cached."""
+    """:func:`core.lessons.scaled_dot_product.make_inputs`, cached."""
     return aa.make_inputs(source, length, d_k, seed, n_pad)
 
 
 @caching.data(max_entries=64)
 def sdp_mask(mode: str, L: int, n_pad: int, custom_text: str | None) -> np.ndarray | None:
-    """:func:`core.attention_analysis.build_mask`, cached (raises ValueError on a bad custom text)."""
+    """:func:`core.lessons.scaled_dot_product.build_mask`, cached (raises ValueError on a bad custom text)."""
     return aa.build_mask(mode, L, n_pad, custom_text)
 
 
 @caching.data(max_entries=64)
 def sdp_steps(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float) -> aa.PipelineSteps:
-    """:func:`core.attention_analysis.pipeline_steps` (softmax), cached."""
+    """:func:`core.lessons.scaled_dot_product.pipeline_steps` (softmax), cached."""
     return aa.pipeline_steps(inp, mask, scale)
 
 
@@ -80,26 +80,26 @@ def sdp_compare_torch(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: f
 
 
 @caching.data(max_entries=8)
-def sdp_dk_experiment(seed: int) -> attn.DkExperiment:
+def sdp_dk_experiment(seed: int) -> aa.DkExperiment:
     """The d_k experiment over ``DK_OPTIONS`` (L = S = 16, 32 trials)."""
-    return attn.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=seed)
+    return aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=seed)
 
 
 @caching.data(max_entries=64)
 def row_stats(weights: np.ndarray) -> aa.RowStats:
-    """:func:`core.attention_analysis.row_stats`, cached."""
+    """:func:`core.lessons.scaled_dot_product.row_stats`, cached."""
     return aa.row_stats(weights)
 
 
 @caching.data(max_entries=64)
 def score_std(scores: np.ndarray) -> float:
-    """:func:`core.attention_analysis.score_std`, cached."""
+    """:func:`core.lessons.scaled_dot_product.score_std`, cached."""
     return aa.score_std(scores)
 
 
 @caching.data(max_entries=64)
 def repeated_token_rows(tokens: tuple[str, ...], weights: np.ndarray) -> tuple[aa.RepeatedToken, ...]:
-    """:func:`core.attention_analysis.repeated_token_rows`, cached."""
+    """:func:`core.lessons.scaled_dot_product.repeated_token_rows`, cached."""
     return aa.repeated_token_rows(tuple(tokens), weights)
 
 
@@ -107,13 +107,13 @@ def repeated_token_rows(tokens: tuple[str, ...], weights: np.ndarray) -> tuple[a
 def normalizer_weights(
     inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float
 ) -> tuple[aa.NormalizerWeights, ...]:
-    """:func:`core.attention_analysis.normalizer_weights`, cached."""
+    """:func:`core.lessons.scaled_dot_product.normalizer_weights`, cached."""
     return aa.normalizer_weights(inp, mask, scale)
 
 
 @caching.data(max_entries=32)
 def nw_normalizers(bandwidth: float, x0: float) -> aa.NwNormalizers:
-    """:func:`core.attention_analysis.nw_normalizers`, cached."""
+    """:func:`core.lessons.scaled_dot_product.nw_normalizers`, cached."""
     return aa.nw_normalizers(bandwidth, x0)
 
 
@@ -269,7 +269,7 @@ heatmap_row = cached_figure(fa.heatmap_row)
 normaliser_rows = cached_figure(fa.normaliser_rows)
 
 
-def dk_table(e: attn.DkExperiment) -> pd.DataFrame:
+def dk_table(e: aa.DkExperiment) -> pd.DataFrame:
     """The d_k experiment as a narrow table: one row per measured quantity, one column per d_k."""
     rows = {
         t("sdp.col_var"): [f"{v:.2f}" for v in e.var_measured],
@@ -287,7 +287,7 @@ def dk_table(e: attn.DkExperiment) -> pd.DataFrame:
     )
 
 
-def dk_series(e: attn.DkExperiment) -> dict[str, np.ndarray]:
+def dk_series(e: aa.DkExperiment) -> dict[str, np.ndarray]:
     """The d_k experiment's curves by series id (the ids of the ``sdp.series_*`` catalogue keys)."""
     return {
         "var_measured": e.var_measured,

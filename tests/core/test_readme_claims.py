@@ -22,10 +22,10 @@ import pytest
 import torch
 
 from core import attention, kernel_attention
-from core import attention_analysis as aa
 from core import multihead_analysis as mha
 from core import training as tr
 from core.lessons import kernel_regression as claims
+from core.lessons import scaled_dot_product as aa
 from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
 from tests.conftest import ROOT
@@ -127,7 +127,7 @@ def test_attention_equals_kernel_regression_row():
 
 def test_saturation_row():
     # Scaled dot-product page: ui.attention.sdp_dk_experiment (L = 16, 32 trials), seed 0, d_k = 512
-    e = attention.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=0)
+    e = aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=0)
     i = list(e.d_k).index(512)
     measured = [512, e.max_weight_unscaled[i], e.max_weight_scaled[i]]
     measured += [e.grad_scores_unscaled[i], e.grad_scores_scaled[i]]
