@@ -1,6 +1,6 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.kernel_attention`` and
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
 ``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
 backs it, computed now.
 """
@@ -16,13 +16,8 @@ import streamlit as st
 import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
-from core.kernel_attention import (
-    BandwidthLearning,
-    DotVsGaussian,
-    MetricLearning,
-    NwVsAttention,
-    QueryWeights,
-)
+from core.kernel_attention import DotVsGaussian
+from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
 from ui import attention as ua
 from ui import controls as uc
 from ui import questions

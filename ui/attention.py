@@ -20,6 +20,7 @@ import streamlit as st
 
 from core import attention as attn
 from core import kernel_attention
+from core.lessons import kernels_to_attention as k2a
 from core.lessons import scaled_dot_product as aa
 from figures import attention as fa
 from ui import caching
@@ -135,23 +136,24 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 
 
 @caching.data(max_entries=32)
-def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> kernel_attention.NwVsAttention:
-    """:func:`core.kernel_attention.nw_vs_attention` (the post's three figures), cached."""
-    return kernel_attention.nw_vs_attention(n, seed, bandwidth)
+def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> k2a.NwVsAttention:
+    """:func:`core.lessons.kernels_to_attention.nw_vs_attention` (the post's three figures), cached."""
+    return k2a.nw_vs_attention(n, seed, bandwidth)
 
 
 @caching.data(max_entries=32)
-def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> kernel_attention.QueryWeights:
-    """:func:`core.kernel_attention.query_weights`, cached."""
-    return kernel_attention.query_weights(n, seed, bandwidth, x0)
+def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> k2a.QueryWeights:
+    """:func:`core.lessons.kernels_to_attention.query_weights`, cached."""
+    return k2a.query_weights(n, seed, bandwidth, x0)
 
 
 @caching.data(max_entries=32)
 def k2a_dot_vs_gaussian(
     n_vectors: int, dim: int, temperature: float, spread: float, seed: int
 ) -> kernel_attention.DotVsGaussian:
-    """:func:`core.kernel_attention.random_dot_vs_gaussian` (keys' norms spread by ``spread``), cached."""
-    return kernel_attention.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
+    """:func:`core.lessons.kernels_to_attention.random_dot_vs_gaussian` (keys' norms spread by
+    ``spread``), cached."""
+    return k2a.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
 
 
 @dataclass(frozen=True)
@@ -174,27 +176,28 @@ class LearnRun:
 @caching.data(max_entries=32)
 def _learned_bandwidth(
     n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> kernel_attention.LearnedBandwidth:
-    """:func:`core.kernel_attention.learned_bandwidth`, cached."""
-    return kernel_attention.learned_bandwidth(
+) -> k2a.LearnedBandwidth:
+    """:func:`core.lessons.kernels_to_attention.learned_bandwidth`, cached."""
+    return k2a.learned_bandwidth(
         n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0
     )
 
 
 @caching.data(max_entries=32)
 def _bandwidth_learning(
-    loo: kernel_attention.LearnedBandwidth, no_loo: kernel_attention.LearnedBandwidth
-) -> kernel_attention.BandwidthLearning:
-    """:func:`core.kernel_attention.bandwidth_learning` (the data, the truth, the LOO-CV h), cached."""
-    return kernel_attention.bandwidth_learning(loo, no_loo)
+    loo: k2a.LearnedBandwidth, no_loo: k2a.LearnedBandwidth
+) -> k2a.BandwidthLearning:
+    """:func:`core.lessons.kernels_to_attention.bandwidth_learning` (the data, the truth, the LOO-CV
+    h), cached."""
+    return k2a.bandwidth_learning(loo, no_loo)
 
 
 @caching.data(max_entries=32)
 def _learned_metric(
     n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> kernel_attention.LearnedMetric:
-    """:func:`core.kernel_attention.learned_metric`, cached."""
-    return kernel_attention.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
+) -> k2a.LearnedMetric:
+    """:func:`core.lessons.kernels_to_attention.learned_metric`, cached."""
+    return k2a.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
 
 def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], None] | None) -> tuple[T, T]:
@@ -209,14 +212,14 @@ def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], N
 
 def k2a_learn(
     run: LearnRun, on_fit: Callable[[int], None] | None = None
-) -> kernel_attention.BandwidthLearning | kernel_attention.MetricLearning:
+) -> k2a.BandwidthLearning | k2a.MetricLearning:
     """Train ``run`` with and without leave-one-out: a bandwidth (1-D) or a metric (2-D).
 
     Each of the two fits is cached on its own; ``on_fit(k)`` is called after the k-th.
     """
     if run.dims == "1d":
         return _bandwidth_learning(*_both_fits(_learned_bandwidth, run, on_fit))
-    return kernel_attention.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
+    return k2a.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -21,10 +21,11 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from core import attention, kernel_attention
+from core import attention
 from core import multihead_analysis as mha
 from core import training as tr
 from core.lessons import kernel_regression as claims
+from core.lessons import kernels_to_attention
 from core.lessons import scaled_dot_product as aa
 from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
@@ -119,8 +120,8 @@ def test_turning_points_row():
 
 def test_attention_equals_kernel_regression_row():
     # Kernels -> attention page defaults: h = 0.3, x* = 0.5, N = 200, seed 42 (its metrics)
-    grid = kernel_attention.nw_vs_attention(200, 42, 0.3)
-    one = kernel_attention.query_weights(200, 42, 0.3, 0.5)
+    grid = kernels_to_attention.nw_vs_attention(200, 42, 0.3)
+    one = kernels_to_attention.query_weights(200, 42, 0.3, 0.5)
     measured = [max(grid.max_diff_weights, one.max_diff), grid.max_diff_fit]
     assert_row(row("Softmax attention = kernel regression"), measured)
 
