@@ -178,24 +178,18 @@ def _learned_bandwidth(
     n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
 ) -> k2a.LearnedBandwidth:
     """:func:`core.lessons.kernels_to_attention.learned_bandwidth`, cached."""
-    return k2a.learned_bandwidth(
-        n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0
-    )
+    return k2a.learned_bandwidth(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
 
 @caching.data(max_entries=32)
-def _bandwidth_learning(
-    loo: k2a.LearnedBandwidth, no_loo: k2a.LearnedBandwidth
-) -> k2a.BandwidthLearning:
+def _bandwidth_learning(loo: k2a.LearnedBandwidth, no_loo: k2a.LearnedBandwidth) -> k2a.BandwidthLearning:
     """:func:`core.lessons.kernels_to_attention.bandwidth_learning` (the data, the truth, the LOO-CV
     h), cached."""
     return k2a.bandwidth_learning(loo, no_loo)
 
 
 @caching.data(max_entries=32)
-def _learned_metric(
-    n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> k2a.LearnedMetric:
+def _learned_metric(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> k2a.LearnedMetric:
     """:func:`core.lessons.kernels_to_attention.learned_metric`, cached."""
     return k2a.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
