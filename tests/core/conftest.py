@@ -1,11 +1,13 @@
-"""Trained runs shared by the core tests of training, its evaluation and its findings.
+"""Shared by the core tests: trained runs (training, its evaluation and its findings) and seeded
+attention inputs (random features, linear attention, the kernel-approximation lesson).
 
-Each takes a few seconds to train, so each is trained once per test session.
+Each run takes a few seconds to train, so each is trained once per test session.
 """
 
 from __future__ import annotations
 
 import pytest
+import torch
 
 from core import training as tr
 from core.lessons.training import preset_config
@@ -28,3 +30,13 @@ def no_positions_run() -> tr.TrainResult:
 def no_mask_run() -> tr.TrainResult:
     """The default config without the causal mask."""
     return tr.train(TransformerConfig(causal=False))
+
+
+def qkv(L=12, S=None, d=8, dv=3, sigma=0.5, seed=0, batch=()):
+    """Seeded float64 query (*batch, L, d) and key (*batch, S, d), entries N(0, σ²); value (*batch, S, dv)."""
+    gen = torch.Generator().manual_seed(seed)
+    S = L if S is None else S
+    q = sigma * torch.randn(*batch, L, d, generator=gen, dtype=torch.float64)
+    k = sigma * torch.randn(*batch, S, d, generator=gen, dtype=torch.float64)
+    v = torch.randn(*batch, S, dv, generator=gen, dtype=torch.float64)
+    return q, k, v
