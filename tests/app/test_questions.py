@@ -21,10 +21,10 @@ from streamlit.testing.v1.element_tree import Block, Widget
 from core import attention as attn
 from core import in_context as core_ic
 from core import kernel_attention as bridge
-from core import multihead_analysis as mha
 from core import training as core_training
 from core.data import make_data
 from core.lessons import kernel_approximation as ka
+from core.lessons import multi_head as mha
 from core.lessons import scaled_dot_product as aa
 from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth

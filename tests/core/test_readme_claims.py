@@ -22,10 +22,10 @@ import pytest
 import torch
 
 from core import attention
-from core import multihead_analysis as mha
 from core import training as tr
 from core.lessons import kernel_regression as claims
 from core.lessons import kernels_to_attention
+from core.lessons import multi_head as mha
 from core.lessons import scaled_dot_product as aa
 from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
