@@ -1,5 +1,5 @@
 """Streamlit side of the in-context regression page: controls <-> config, the live run, cached
-wrappers around ``core.in_context``.
+wrappers around ``core.in_context`` and ``core.lessons.in_context``.
 
 The live run works like the training page's (``ui.training``): training happens inside the script
 run, in ``core.in_context.train_icl``; ``on_step`` redraws ``st.empty`` placeholders; a button
@@ -302,7 +302,7 @@ def verdict_alignment(window: lesson.Window) -> str:
 
 def curvature_reading(curvature: float) -> str:
     """What the score does along a direction of curvature λ, in words: a width, flat, or growing
-    with distance (a negative λ has no width: ``core.in_context.curvature_kind``)."""
+    with distance (a negative λ has no width: ``core.lessons.in_context.curvature_kind``)."""
     kind = lesson.curvature_kind(curvature)
     return t(f"ic.reading_{kind}", lam=f"{curvature:.3g}", width=f"{core.bandwidth_of(curvature):.3f}")
 
@@ -337,13 +337,13 @@ def window_claim(window: lesson.Window) -> str:
 
 
 #: A run counts as still moving when its bandwidth drifted by more than this over the last
-#: ``core.in_context.DRIFT_WINDOW`` steps (settled runs jitter by about ±2 %).
+#: ``core.lessons.in_context.DRIFT_WINDOW`` steps (settled runs jitter by about ±2 %).
 SETTLED_DRIFT = 0.03
 
 
 def still_moving(bandwidth: list[float]) -> tuple[float, int] | None:
     """(drift, steps compared) when the learned bandwidth has not settled: it moved by more than
-    ±``SETTLED_DRIFT`` (``core.in_context.bandwidth_drift``); None when it has (or when the run is
+    ±``SETTLED_DRIFT`` (``core.lessons.in_context.bandwidth_drift``); None when it has (or when the run is
     too short to tell)."""
     drift = lesson.bandwidth_drift(bandwidth)
     return drift if drift is not None and abs(drift[0]) > SETTLED_DRIFT else None
