@@ -34,7 +34,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from core import induction as ind
-from core import induction_default as dflt
+from core.lessons import induction_heads as dflt
 from core import induction_training as tr
 from ui.in_context import RedrawClock
 
