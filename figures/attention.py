@@ -16,17 +16,22 @@ import plotly.graph_objects as go
 from figures.common import (
     BASE_FONT_SIZE,
     COLORBAR_MARGIN,
+    DARK_GREY,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     grid_layout,
     heatmap,
     log_axis,
     position_labels,
     position_ticks,
+    with_alpha,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -256,12 +261,12 @@ def vline_marks(
     shapes, notes = [], []
     for suffix in axes:
         # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix))
+        shapes.append(_rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix))
         notes.append(
             {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
              "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
-             "xshift": 3, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)",
-             "font": {"size": 13, "color": "#555"}}
+             "xshift": 3, "yanchor": "top", "bgcolor": with_alpha(WHITE, 0.8),
+             "font": {"size": 13, "color": MID_GREY}}
         )  # fmt: skip
     return shapes, notes
 
@@ -545,7 +550,7 @@ def weight_distribution(
             x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
         )
     )
-    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=name_query)
+    fig.add_vline(x=x0, line={"color": DARK_GREY, "dash": "dot"}, annotation_text=name_query)
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
     return _legend_below(base_layout(fig, title=title, height=height))
@@ -633,7 +638,7 @@ def fit_figure(
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=x, y=y, mode="markers", name=samples_name, marker={"color": "#999", "size": 5, "opacity": 0.6}
+            x=x, y=y, mode="markers", name=samples_name, marker={"color": GREY, "size": 5, "opacity": 0.6}
         )
     )
     for i, (name, c) in enumerate(curves.items()):
@@ -701,7 +706,7 @@ def normaliser_rows(
         )
     fig.add_vline(
         x=x0,
-        line={"color": "#333", "dash": "dot"},
+        line={"color": DARK_GREY, "dash": "dot"},
         annotation_text=query_name,
         annotation_position="bottom right",
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +24,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
+
+from figures.common import DARK_GREY, LIGHT_GREY, MID_GREY, PANEL
 
 #: Columns of :func:`figure_table`, in order; a column with no value in any row is left out.
 TABLE_COLUMNS = ("subplot", "trace", "x", "y", "row", "column", "value")
@@ -184,21 +187,22 @@ class HandoutMeta:
 #: ``<html lang>`` per language code.
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 
-_CSS = """
+#: The handout's style sheet; its colours are the figures' neutrals (``figures.common``).
+_CSS = string.Template("""
 body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC",
        "Microsoft YaHei", sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
-       line-height: 1.5; color: #1a1a1a; }
-header { border-bottom: 1px solid #ddd; margin-bottom: 1.5rem; }
+       line-height: 1.5; color: $text; }
+header { border-bottom: 1px solid $rule; margin-bottom: 1.5rem; }
 header dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
-header dt { color: #555; } header dd { margin: 0; overflow-wrap: anywhere; }
+header dt { color: $muted; } header dd { margin: 0; overflow-wrap: anywhere; }
 section { margin: 2.5rem 0; break-inside: avoid; }
 h2 { font-size: 1.15rem; }
-.caption { color: #444; }
+.caption { color: $muted; }
 table { border-collapse: collapse; margin: .5rem 0; }
-th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: right; }
-th { background: #f5f5f5; }
-pre { background: #f6f8fa; padding: .8rem; overflow-x: auto; font-size: .85rem; }
-"""
+th, td { border: 1px solid $rule; padding: .25rem .6rem; text-align: right; }
+th { background: $panel; }
+pre { background: $panel; padding: .8rem; overflow-x: auto; font-size: .85rem; }
+""").substitute(text=DARK_GREY, rule=LIGHT_GREY, muted=MID_GREY, panel=PANEL)
 
 _MARKDOWN = [
     (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),

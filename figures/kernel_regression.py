@@ -14,6 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    BLACK,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
     PALETTE,
@@ -26,7 +28,7 @@ from figures.common import (
     position_ticks,
 )
 
-DATA_COLOR = "#7f7f7f"
+DATA_COLOR = GREY
 TRUTH_COLOR = PALETTE[2]
 FIT_COLOR = PALETTE[1]
 QUERY_COLOR = PALETTE[0]
@@ -103,7 +105,7 @@ def fit_figure(
                 "y": np.full(int(undefined.sum()), float(np.min(y))),
                 "mode": "markers",
                 "name": undefined_name,
-                "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": "#d62728"}},
+                "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": FIT_COLOR}},
             }
         )
     shapes, annotations = [], []
@@ -212,7 +214,7 @@ def attention_row_figure(
                     "size": 16,
                     "symbol": "star",
                     "color": FIT_COLOR,
-                    "line": {"width": 1, "color": "black"},
+                    "line": {"width": 1, "color": BLACK},
                 },
             }
         )
@@ -439,7 +441,7 @@ def cv_figure(
                 "size": 16,
                 "symbol": "star",
                 "color": FIT_COLOR,
-                "line": {"width": 1, "color": "black"},
+                "line": {"width": 1, "color": BLACK},
             },
         },
         {

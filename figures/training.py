@@ -18,25 +18,33 @@ import plotly.graph_objects as go
 
 from figures.common import (
     BASE_FONT_SIZE,
+    BLACK,
     COLORBAR_MARGIN,
+    DARK_GREY,
+    GREY,
+    GRID,
+    LEVEL_COLORS,
+    LIGHT_GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
     PALETTE,
+    PANEL,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     log_axis,
 )
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
-BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
-_GRID = "#EBF0F8"
+BASELINE_COLORS = {"mean": GREY, "last_value": BLACK, "optimum": PALETTE[2]}
 #: The few parts of plotly_white the live figures need, inline (cheap to validate and to send).
 _LIGHT_TEMPLATE = {
     "layout": {
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
-        "xaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
-        "yaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
+        "paper_bgcolor": WHITE,
+        "plot_bgcolor": WHITE,
+        "xaxis": {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID},
+        "yaxis": {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID},
     }
 }
 
@@ -307,7 +315,7 @@ def walks_plot(
             y=example[:-1],
             mode="lines+markers",
             name=names["example"],
-            line={"color": "#000000", "width": 3},
+            line={"color": BLACK, "width": 3},
             marker={"size": 5},
             hovertemplate="t = %{x}: %{y:.3f}<extra></extra>",
         )
@@ -355,7 +363,7 @@ def prediction_plot(
     fig.add_vrect(
         x0=-0.5,
         x1=context - 0.5,
-        fillcolor="#DDDDDD",
+        fillcolor=LIGHT_GREY,
         opacity=0.35,
         line_width=0,
         annotation_text=names["context"],
@@ -367,7 +375,7 @@ def prediction_plot(
             y=values,
             mode="lines+markers",
             name=names["truth"],
-            line={"color": "#000000", "width": 3},
+            line={"color": BLACK, "width": 3},
         )
     )
     fig.add_trace(
@@ -420,7 +428,7 @@ def distance_bars(
             y=reference,
             mode="lines+markers",
             name=names["uniform"],
-            line={"color": "#555555", "dash": "dot", "width": 2},
+            line={"color": MID_GREY, "dash": "dot", "width": 2},
         )
     )
     fig.update_xaxes(title=x_title)
@@ -429,7 +437,6 @@ def distance_bars(
 
 
 #: Cell colours of the diagnostics table, by level.
-LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
 #: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
 _TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 26), "measure": (2.0, 30), "remedy": (3.2, 48)}
 
@@ -517,16 +524,16 @@ def diagnostics_table(
             columnwidth=[_TABLE_COLUMNS[c][0] for c in columns],
             header={
                 "values": [f"<b>{headers[c]}</b>" for c in columns],
-                "fill_color": "#F2F2F2",
+                "fill_color": PANEL,
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE, "color": "#222222"},
+                "font": {"size": BASE_FONT_SIZE, "color": DARK_GREY},
                 "height": 34,
             },
             cells={
                 "values": [["<br>".join(row[c]) for row in wrapped] for c in columns],
                 "fill_color": [fills] * len(columns),
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE - 1, "color": "#222222"},
+                "font": {"size": BASE_FONT_SIZE - 1, "color": DARK_GREY},
                 "height": 24,
             },
         )

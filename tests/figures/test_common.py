@@ -125,3 +125,13 @@ def test_position_ticks_name_existing_columns_spread_end_to_end_with_two_decimal
     assert ticks["ticktext"] == [f"{x[labels.index(v)]:.2f}" for v in ticks["tickvals"]]
     assert position_ticks([], [], 10)["tickvals"] == []
     assert len(position_ticks([1.0, 2.0], ["1.00", "2.00"], 10)["tickvals"]) == 2
+
+
+def test_with_alpha_makes_a_palette_colour_see_through():
+    from figures.common import PALETTE, WHITE, with_alpha
+
+    assert with_alpha(PALETTE[0], 0.25) == "rgba(0,114,178,0.25)"  # #0072B2 by hand
+    assert with_alpha(WHITE, 0.8) == "rgba(255,255,255,0.8)"
+    for bad in (("#FFF", 0.5), ("0072B2", 0.5), (PALETTE[0], 1.5)):
+        with pytest.raises(ValueError, match="rrggbb"):
+            with_alpha(*bad)
