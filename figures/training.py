@@ -148,6 +148,46 @@ def loss_curves(
     return go.Figure({"data": data, "layout": layout})
 
 
+def _default_zmax(w: np.ndarray) -> float:
+    """The largest weight of (H, L, S) below the first query row (1 when there is none > 0)."""
+    below = w[:, 1:, :] if w.shape[1] > 1 else w
+    zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
+    return zmax if zmax > 0 else 1.0
+
+
+def _head_axes(
+    axis: str,
+    x: tuple[float, float],
+    y: tuple[float, float],
+    y_title: str,
+    *,
+    first_col: bool,
+    last_row: bool,
+) -> dict[str, dict]:
+    """The x and y axes of one head's cell (paper domains ``x``, ``y``): tick labels on the outer edges."""
+    return {
+        f"xaxis{axis}": {
+            "domain": [max(0.0, round(x[0], 6)), min(1.0, round(x[1], 6))],
+            "anchor": f"y{axis}",
+            "showgrid": False,
+            "zeroline": False,
+            "tickfont": {"size": BASE_FONT_SIZE - 3},
+            "showticklabels": last_row,  # the row below's head titles sit where they would be
+            "nticks": 4,
+        },
+        f"yaxis{axis}": {
+            "domain": [max(0.0, round(y[0], 6)), min(1.0, round(y[1], 6))],
+            "anchor": f"x{axis}",
+            "autorange": "reversed",
+            "title": {"text": y_title if first_col else ""},
+            "showticklabels": first_col,
+            "showgrid": False,
+            "zeroline": False,
+            "nticks": 5,
+        },
+    }
+
+
 def attention_heads(
     weights: np.ndarray,
     *,
@@ -182,10 +222,7 @@ def attention_heads(
     if len(head_titles) != H:
         raise ValueError(f"need {H} head titles, got {len(head_titles)}")
     cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
-    if zmax is None:
-        below = w[:, 1:, :] if w.shape[1] > 1 else w
-        zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
-        zmax = zmax if zmax > 0 else 1.0
+    zmax = _default_zmax(w) if zmax is None else zmax
     rows = -(-H // cols)
     gap_x, gap_y = 0.03, 0.07
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
@@ -209,25 +246,9 @@ def attention_heads(
                 "<br>%{z:.3f}<extra></extra>",
             }
         )
-        layout[f"xaxis{axis}"] = {
-            "domain": [max(0.0, round(x0, 6)), min(1.0, round(x0 + cell_w, 6))],
-            "anchor": f"y{axis}",
-            "showgrid": False,
-            "zeroline": False,
-            "tickfont": {"size": BASE_FONT_SIZE - 3},
-            "showticklabels": r == rows - 1,  # the row below's head titles sit where they would be
-            "nticks": 4,
-        }
-        layout[f"yaxis{axis}"] = {
-            "domain": [max(0.0, round(y1 - cell_h, 6)), min(1.0, round(y1, 6))],
-            "anchor": f"x{axis}",
-            "autorange": "reversed",
-            "title": {"text": y_title if c == 0 else ""},
-            "showticklabels": c == 0,
-            "showgrid": False,
-            "zeroline": False,
-            "nticks": 5,
-        }
+        layout |= _head_axes(
+            axis, (x0, x0 + cell_w), (y1 - cell_h, y1), y_title, first_col=c == 0, last_row=r == rows - 1
+        )
         annotations.append(
             {
                 "text": head_titles[h],
@@ -241,19 +262,9 @@ def attention_heads(
                 "font": {"size": BASE_FONT_SIZE if cols <= 4 else BASE_FONT_SIZE - 2},
             }
         )
-    annotations.append(
-        {
-            "text": x_title,
-            "x": 0.5,
-            "y": 0,
-            "xref": "paper",
-            "yref": "paper",
-            "xanchor": "center",
-            "yanchor": "top",
-            "yshift": -28,
-            "showarrow": False,
-        }
-    )
+    # the keys' axis title once, under the whole grid
+    bottom = {"xanchor": "center", "yanchor": "top", "yshift": -28, "showarrow": False}
+    annotations.append({"text": x_title, "x": 0.5, "y": 0, "xref": "paper", "yref": "paper", **bottom})
     layout["annotations"] = annotations
     layout["margin"] = {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 90, "b": 60}
     layout["coloraxis"] = {

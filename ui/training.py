@@ -186,119 +186,137 @@ def _draw_controls() -> dict[str, Any]:
     d = TransformerConfig()
     col_model, col_attention, col_training = st.columns(3)
     with col_model.expander(t("tr.group_model"), expanded=True):
-        values = {
-            "d_model": controls.select_slider(
-                "tr.d_model",
-                key="tr_d_model",
-                options=D_MODEL_OPTIONS,
-                value=d.d_model,
-                help_key="tr.d_model_help",
-            ),
-            "n_heads": controls.select_slider(
-                "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
-            ),
-            "n_layers": controls.slider(
-                "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
-            ),
-            "positional": controls.radio(
-                "tr.positional",
-                key="tr_pos",
-                options=POSITIONAL_KINDS,
-                index=POSITIONAL_KINDS.index(d.positional),
-                format_func=_labels("tr.positional_"),
-                help_key="tr.positional_help",
-            ),
-            "norm_first": controls.toggle(
-                "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
-            ),
-        }
+        values = _model_controls(d)
     with col_attention.expander(t("tr.group_attention"), expanded=True):
-        scale = controls.radio(
-            "tr.scale",
-            key="tr_scale",
-            options=SCALE_MODES,
-            index=SCALE_MODES.index(d.scale),
-            format_func=_labels("tr.scale_"),
-            help_key="tr.scale_help",
-        )
-        values |= {
-            "scale": scale,
-            "custom_divisor": controls.number_input(
-                "tr.divisor",
-                key="tr_divisor",
-                min_value=0.1,
-                max_value=100.0,
-                value=d.custom_divisor,
-                step=0.5,
-                help_key="tr.divisor_help",
-                disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
-            ),
-            "attn_dropout": controls.slider(
-                "tr.dropout",
-                key="tr_dropout",
-                min_value=0.0,
-                max_value=0.5,
-                value=d.attn_dropout,
-                step=0.05,
-                help_key="tr.dropout_help",
-            ),
-            "causal": controls.toggle(
-                "tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"
-            ),
-            "diversity_weight": controls.select_slider(
-                "tr.diversity",
-                key="tr_diversity",
-                options=DIVERSITY_OPTIONS,
-                value=d.diversity_weight,
-                format_func=_number,
-                help_key="tr.diversity_help",
-            ),
-        }
+        values |= _attention_controls(d)
     with col_training.expander(t("tr.group_training"), expanded=True):
-        values |= {
-            "learning_rate": controls.select_slider(
-                "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
-            ),
-            "batch_size": controls.select_slider(
-                "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
-            ),
-            "epochs": controls.slider(
-                "tr.epochs",
-                key="tr_epochs",
-                min_value=1,
-                max_value=MAX_EPOCHS_CONTROL,
-                value=d.epochs,
-                step=1,
-            ),
-            "seed": controls.seed("tr_seed", value=d.seed),
-        }
+        values |= _training_controls(d)
     with col_training.expander(t("tr.group_data"), expanded=False):
-        values |= {
-            "seq_len": controls.select_slider(
-                "tr.seq_len",
-                key="tr_seq_len",
-                options=SEQ_LEN_OPTIONS,
-                value=d.seq_len,
-                help_key="tr.seq_len_help",
-            ),
-            "n_train": controls.select_slider(
-                "tr.n_train",
-                key="tr_n_train",
-                options=TRAIN_OPTIONS,
-                value=d.n_train,
-                help_key="tr.n_train_help",
-            ),
-            "momentum": controls.slider(
-                "tr.momentum",
-                key="tr_momentum",
-                min_value=0.0,
-                max_value=0.95,
-                value=d.momentum,
-                step=0.05,
-                help_key="tr.momentum_help",
-            ),
-        }
+        values |= _data_controls(d)
     return values
+
+
+def _model_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The model group (width, heads, layers, positions, pre-LN); ``d`` gives the defaults."""
+    return {
+        "d_model": controls.select_slider(
+            "tr.d_model",
+            key="tr_d_model",
+            options=D_MODEL_OPTIONS,
+            value=d.d_model,
+            help_key="tr.d_model_help",
+        ),
+        "n_heads": controls.select_slider(
+            "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
+        ),
+        "n_layers": controls.slider(
+            "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
+        ),
+        "positional": controls.radio(
+            "tr.positional",
+            key="tr_pos",
+            options=POSITIONAL_KINDS,
+            index=POSITIONAL_KINDS.index(d.positional),
+            format_func=_labels("tr.positional_"),
+            help_key="tr.positional_help",
+        ),
+        "norm_first": controls.toggle(
+            "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
+        ),
+    }
+
+
+def _attention_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The attention group (scale and its divisor, dropout, mask, head diversity)."""
+    scale = controls.radio(
+        "tr.scale",
+        key="tr_scale",
+        options=SCALE_MODES,
+        index=SCALE_MODES.index(d.scale),
+        format_func=_labels("tr.scale_"),
+        help_key="tr.scale_help",
+    )
+    return {
+        "scale": scale,
+        "custom_divisor": controls.number_input(
+            "tr.divisor",
+            key="tr_divisor",
+            min_value=0.1,
+            max_value=100.0,
+            value=d.custom_divisor,
+            step=0.5,
+            help_key="tr.divisor_help",
+            disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
+        ),
+        "attn_dropout": controls.slider(
+            "tr.dropout",
+            key="tr_dropout",
+            min_value=0.0,
+            max_value=0.5,
+            value=d.attn_dropout,
+            step=0.05,
+            help_key="tr.dropout_help",
+        ),
+        "causal": controls.toggle("tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"),
+        "diversity_weight": controls.select_slider(
+            "tr.diversity",
+            key="tr_diversity",
+            options=DIVERSITY_OPTIONS,
+            value=d.diversity_weight,
+            format_func=_number,
+            help_key="tr.diversity_help",
+        ),
+    }
+
+
+def _training_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The training group (learning rate, batch, epochs, seed)."""
+    return {
+        "learning_rate": controls.select_slider(
+            "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
+        ),
+        "batch_size": controls.select_slider(
+            "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
+        ),
+        "epochs": controls.slider(
+            "tr.epochs",
+            key="tr_epochs",
+            min_value=1,
+            max_value=MAX_EPOCHS_CONTROL,
+            value=d.epochs,
+            step=1,
+        ),
+        "seed": controls.seed("tr_seed", value=d.seed),
+    }
+
+
+def _data_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The data group (sequence length, training windows, momentum of the walks)."""
+    return {
+        "seq_len": controls.select_slider(
+            "tr.seq_len",
+            key="tr_seq_len",
+            options=SEQ_LEN_OPTIONS,
+            value=d.seq_len,
+            help_key="tr.seq_len_help",
+        ),
+        "n_train": controls.select_slider(
+            "tr.n_train",
+            key="tr_n_train",
+            options=TRAIN_OPTIONS,
+            value=d.n_train,
+            help_key="tr.n_train_help",
+        ),
+        "momentum": controls.slider(
+            "tr.momentum",
+            key="tr_momentum",
+            min_value=0.0,
+            max_value=0.95,
+            value=d.momentum,
+            step=0.05,
+            help_key="tr.momentum_help",
+        ),
+    }
 
 
 def make_config(values: dict[str, Any]) -> TransformerConfig:
