@@ -165,28 +165,6 @@ def output_heatmap(
     return fig
 
 
-def mask_heatmap(
-    mask: np.ndarray, *, labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 380
-) -> go.Figure:
-    """A boolean mask (L, S): dark = may attend, white = masked."""
-    m = np.asarray(mask, dtype=float)
-    fig = heatmap(
-        m,
-        x=list(labels),
-        y=list(labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale="Greys",
-        zmin=0,
-        zmax=1.4,
-        height=height,
-        hover_template=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z}}<extra></extra>",
-    )
-    fig.update_traces(showscale=False)
-    return fig
-
-
 def line_figure(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],

@@ -396,3 +396,15 @@ def test_colours_come_from_the_palette():
         for line, colour in written_colours(path)
     ]
     assert bad == []
+
+
+def test_one_place_sets_torchs_thread_count():
+    """``core/threads.py`` decides how many threads torch uses; the app and its layers ask it."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in _files(*APP_CODE, "server")
+        if path != ROOT / "core" / "threads.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in ("set_num_threads", "set_num_interop_threads")
+    ]
+    assert bad == []
