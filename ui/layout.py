@@ -215,3 +215,21 @@ def table(data: Any, *, where: Any = None, **kwargs: Any) -> Any:
     if converted is not data:
         kwargs.setdefault("hide_index", True)
     return (where or st).table(converted, **kwargs)
+
+
+#: The kernel regression <-> attention dictionary (the post's table, section 2.3): one row per
+#: role, its texts in ``common.json`` (``common.dictionary_<row>_<column>``). Defined once; the home
+#: page, the kernel regression page and the kernels-to-attention page show it.
+DICTIONARY_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
+DICTIONARY_COLUMNS = ("role", "nw", "attention")
+
+
+def dictionary_table(where: Any = None) -> Any:
+    """The kernel regression <-> attention dictionary as a table, in the current language."""
+    return table(
+        {
+            t(f"common.dictionary_col_{c}"): [t(f"common.dictionary_{r}_{c}") for r in DICTIONARY_ROWS]
+            for c in DICTIONARY_COLUMNS
+        },
+        where=where,
+    )
