@@ -235,14 +235,17 @@ def attention_predict(
     return np.einsum("bqn,bn->bq", w, y), w  # (B, Q, N)·(B, N) -> (B, Q)
 
 
-def nw_sphere(x: np.ndarray, y: np.ndarray, xq: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), from the distances.
+def nw_sphere(
+    x: np.ndarray, y: np.ndarray, xq: np.ndarray, bandwidth: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), h = ``bandwidth``, from the
+    distances.
 
     The manual path beside :func:`attention_predict` (equal to it for M = I / h² on the sphere).
-    ``h = inf`` is the plain context mean. Shapes as in :func:`attention_predict`.
+    ``bandwidth = inf`` is the plain context mean. Shapes as in :func:`attention_predict`.
     """
     d2 = ((xq[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)  # (B, Q, 1, D) - (B, 1, N, D) -> (B, Q, N)
-    w = gaussian_weights(d2, h)  # (B, Q, N); h = inf: equal weights
+    w = gaussian_weights(d2, bandwidth)  # (B, Q, N); h = inf: equal weights
     return np.einsum("bqn,bn->bq", w, y), w
 
 

@@ -17,7 +17,7 @@ would give. The two baselines are the two extreme attention patterns, all weight
 position vs. spread evenly: kernel regression with bandwidth 0 vs. infinity.
 
 :func:`train` is a plain loop that knows nothing about the UI: the page passes ``on_epoch`` (to
-redraw charts) and ``should_stop`` (checked before every batch, to pause). A :class:`TrainResult`
+redraw charts) and ``should_stop`` (checked before every batch, to pause). A :class:`TrainingRun`
 keeps the model, the optimiser, the random generators and the position inside the current epoch,
 so ``train(config, resume=result)`` continues exactly where it stopped: a paused-and-resumed run
 gives the same numbers as one uninterrupted run.
@@ -113,7 +113,7 @@ class _EpochCursor:
 
 
 @dataclass
-class TrainResult:
+class TrainingRun:
     """A training run so far; pass it back to :func:`train` as ``resume`` to continue.
 
     Attributes:
@@ -211,7 +211,7 @@ def run_data(config: TransformerConfig) -> RandomWalkData:
     )
 
 
-def start_run(config: TransformerConfig) -> TrainResult:
+def start_run(config: TransformerConfig) -> TrainingRun:
     """A fresh, untrained run: data, model, optimiser, baselines and the epoch-0 evaluation.
 
     :func:`train` calls this itself; a page calls it first when it wants to hold the result
@@ -226,7 +226,7 @@ def start_run(config: TransformerConfig) -> TrainResult:
     data = run_data(config)
     model = ToyTransformer(config)
     model.train()
-    result = TrainResult(
+    result = TrainingRun(
         config=config,
         model=model,
         data=data,
@@ -305,12 +305,12 @@ def preview(config: TransformerConfig) -> Preview:
 
 def train(
     config: TransformerConfig,
-    on_epoch: Callable[[TrainResult], None] | None = None,
+    on_epoch: Callable[[TrainingRun], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-    resume: TrainResult | None = None,
+    resume: TrainingRun | None = None,
     *,
     until_epoch: int | None = None,
-) -> TrainResult:
+) -> TrainingRun:
     """Train (or keep training) the toy Transformer with Adam on next-step MSE.
 
     Args:
@@ -326,12 +326,12 @@ def train(
             page's "step one epoch" button uses ``result.epochs_done + 1``.
 
     Returns:
-        The :class:`TrainResult`.
+        The :class:`TrainingRun`.
 
     Raises:
         ValueError: if ``resume`` was made with a different config (other than ``epochs``).
     """
-    if resume is not None and (not isinstance(resume, TrainResult) or not resume.config.same_run_as(config)):
+    if resume is not None and (not isinstance(resume, TrainingRun) or not resume.config.same_run_as(config)):
         raise ValueError("resume must come from a run with the same config (only epochs may change)")
     with one_thread():
         result = start_run(config) if resume is None else resume
@@ -343,9 +343,9 @@ def train(
 
 
 def _run_epochs(
-    result: TrainResult,
+    result: TrainingRun,
     target: int,
-    on_epoch: Callable[[TrainResult], None] | None,
+    on_epoch: Callable[[TrainingRun], None] | None,
     should_stop: Callable[[], bool] | None,
 ) -> None:
     config = result.config

@@ -7,7 +7,7 @@ leaving the page or closing the tab makes Streamlit stop the running script (wit
 ``runner.fastReruns``, the default, it starts the next run at once and raises a stop signal in
 the old one at its next Streamlit call). ``should_stop`` reads ``st.session_state`` before every
 batch, and reading session state is such a call, so the loop ends within one batch. The
-:class:`core.training.TrainResult` lives in this session's :class:`LiveState` from before the
+:class:`core.training.TrainingRun` lives in this session's :class:`LiveState` from before the
 first batch and is trained in place, so the interrupted run resumes exactly where it stopped.
 
 Only ``MAX_CONCURRENT`` trainings run at once on the whole server (a ``threading.BoundedSemaphore``
@@ -33,7 +33,7 @@ import streamlit as st
 from core.attention import SCALE_MODES
 from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
-from core.training import Preview, TrainResult, start_run, train
+from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
 from ui import caching, controls
@@ -360,7 +360,7 @@ class LiveState:
     not touch Streamlit; it updates this object instead.
 
     Attributes:
-        run: the current :class:`TrainResult` (trained in place), or None.
+        run: the current :class:`TrainingRun` (trained in place), or None.
         mode: idle, running, step, paused or done.
         start_new: set by Train/Step: this script run may replace an incompatible run.
         wall: wall seconds spent in ``train`` for this run, page updates included.
@@ -372,7 +372,7 @@ class LiveState:
         history: rows of this session's recent runs (at most ``HISTORY_ROWS``).
     """
 
-    run: TrainResult | None = None
+    run: TrainingRun | None = None
     mode: str = "idle"
     start_new: bool = False
     wall: float = 0.0
@@ -391,7 +391,7 @@ def live() -> LiveState:
     return state
 
 
-def current_run() -> TrainResult | None:
+def current_run() -> TrainingRun | None:
     """This session's run, or None."""
     return live().run
 
@@ -529,9 +529,9 @@ def _should_stop() -> bool:
 def train_live(
     config: TransformerConfig,
     *,
-    on_epoch: Callable[[TrainResult], None],
+    on_epoch: Callable[[TrainingRun], None],
     on_wait: Callable[[], None],
-) -> TrainResult | None:
+) -> TrainingRun | None:
     """Train the session's run (starting it when needed) inside this script run.
 
     ``on_epoch`` redraws the page's live charts; ``on_wait`` shows the "waiting for a free slot"
@@ -576,7 +576,7 @@ def check_mode(config: TransformerConfig | None) -> str:
     return state.mode
 
 
-def follow_latest_epoch(run: TrainResult) -> None:
+def follow_latest_epoch(run: TrainingRun) -> None:
     """Move the replay slider to the newest snapshot whenever a new epoch has finished.
 
     Call before the slider is drawn; the learner's own choice is kept until training moves on.
@@ -587,7 +587,7 @@ def follow_latest_epoch(run: TrainResult) -> None:
         st.session_state[REPLAY_KEY] = newest
 
 
-def replay_slider(run: TrainResult) -> int:
+def replay_slider(run: TrainingRun) -> int:
     """The bound slider over the epochs whose attention snapshot is kept (0 = before training).
 
     Drawn with ``st.select_slider`` directly: when :func:`follow_latest_epoch` has set its value
@@ -615,7 +615,7 @@ def config_error_key(values: dict[str, Any]) -> str:
     return "tr.error_too_big"
 
 
-def findings(run: TrainResult) -> Findings:
+def findings(run: TrainingRun) -> Findings:
     """The run's measured findings, computed once per state of the run (kept in session state)."""
     state = live()
     key = (id(run), run.batches_done)
@@ -628,7 +628,7 @@ def findings(run: TrainResult) -> Findings:
     return value
 
 
-def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None:
+def _record_history(state: LiveState, run: TrainingRun, found: Findings) -> None:
     diag = {d.id: d.value for d in found.diagnostics}
     row = {
         "run": id(run),

@@ -128,15 +128,15 @@ class LoopTiming:
 
 
 def time_loop_vs_matrix(
-    x: np.ndarray, y: np.ndarray, grid: np.ndarray, h: float, repeat: int = 3
+    x: np.ndarray, y: np.ndarray, grid: np.ndarray, bandwidth: float, repeat: int = 3
 ) -> LoopTiming:
-    """Time the post's loop and ``nw_predict`` (Gaussian) on x, y: (N,) and grid: (Q,).
+    """Time the post's loop and ``nw_predict`` (Gaussian, h = ``bandwidth``) on x, y: (N,) and grid: (Q,).
 
     Raises:
         ValueError: if repeat < 1 (and whatever the two estimators raise on bad data).
     """
-    t_loop, loop = best_of(lambda: nw_predict_loop(x, y, grid, h), repeat)
-    t_vec, vec = best_of(lambda: nw_predict(x, y, grid, "gaussian", h), repeat)
+    t_loop, loop = best_of(lambda: nw_predict_loop(x, y, grid, bandwidth), repeat)
+    t_vec, vec = best_of(lambda: nw_predict(x, y, grid, "gaussian", bandwidth), repeat)
     both = ~np.isnan(loop) & ~np.isnan(vec)
     return LoopTiming(
         loop_s=t_loop,
@@ -223,15 +223,15 @@ class QueryRow:
     active: int
 
 
-def query_row(x: np.ndarray, y: np.ndarray, xq: float, kernel: str, h: float) -> QueryRow:
+def query_row(x: np.ndarray, y: np.ndarray, xq: float, kernel: str, bandwidth: float) -> QueryRow:
     """The row of the attention map for the query x*: weights (N,), estimate, active samples.
 
     Raises:
         ValueError: on bad data, an unknown kernel or a bad bandwidth.
     """
     q = np.array([xq])
-    row = nw_weights(x, q, kernel=kernel, bandwidth=h)[0]
-    y_hat = float(nw_predict(x, y, q, kernel=kernel, bandwidth=h)[0])
+    row = nw_weights(x, q, kernel=kernel, bandwidth=bandwidth)[0]
+    y_hat = float(nw_predict(x, y, q, kernel=kernel, bandwidth=bandwidth)[0])
     active = 0 if math.isnan(y_hat) else int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
     return QueryRow(row, y_hat, active)
 

@@ -52,7 +52,7 @@ import torch
 
 from core.diagnostics import effective_support, max_weight, redundancy_score
 from core.threads import on_one_thread, one_thread
-from core.training import TrainResult, fixed_example, predict, validation_attention, validation_loss
+from core.training import TrainingRun, fixed_example, predict, validation_attention, validation_loss
 from core.transformer import ToyTransformer, TransformerConfig
 
 # --------------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ class AttentionSummary:
 
 
 @on_one_thread
-def attention_summary(result: TrainResult, n_windows: int = 64) -> AttentionSummary:
+def attention_summary(result: TrainingRun, n_windows: int = 64) -> AttentionSummary:
     """:class:`AttentionSummary` of a run's model on its first ``n_windows`` validation windows."""
     weights = validation_attention(result.model, result.data.val[:n_windows])  # (n_layers, N, H, T, T)
     T = weights.shape[-1]
@@ -344,7 +344,7 @@ def loss_oscillation(val_loss: list[float] | np.ndarray) -> float:
     return float(np.clip(np.diff(np.log(v)), 0.0, None).sum())
 
 
-def leak_ratio(result: TrainResult, windows: torch.Tensor) -> float:
+def leak_ratio(result: TrainingRun, windows: torch.Tensor) -> float:
     """Honest (past-only) next-step error ÷ teacher-forced loss on ``windows`` (N, T + 1): 1 under
     the causal mask (the mask already hides the future: both are the same computation)."""
     if result.config.causal:
@@ -354,7 +354,7 @@ def leak_ratio(result: TrainResult, windows: torch.Tensor) -> float:
 
 
 @on_one_thread
-def diagnose(result: TrainResult, n_windows: int = 64, *, leak: float | None = None) -> list[Diagnostic]:
+def diagnose(result: TrainingRun, n_windows: int = 64, *, leak: float | None = None) -> list[Diagnostic]:
     """Evaluate the post's five symptoms and the leak on a run, each flagged green / amber / red.
 
     - ``oscillation``: :func:`loss_oscillation` of the validation loss (the post: wrong scale).
@@ -466,7 +466,7 @@ class Findings:
     context: int
 
 
-def measure_findings(result: TrainResult, n_windows: int = 256) -> Findings:
+def measure_findings(result: TrainingRun, n_windows: int = 256) -> Findings:
     """Measure the post's observations on a run (~0.3 s for the default config, ~0.7 s without the mask).
 
     Args:

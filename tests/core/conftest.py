@@ -15,19 +15,19 @@ from core.transformer import TransformerConfig
 
 
 @pytest.fixture(scope="session")
-def post_run() -> tr.TrainResult:
+def post_run() -> tr.TrainingRun:
     """The post's model, default config (20 epochs, ~8 s)."""
     return tr.train(TransformerConfig())
 
 
 @pytest.fixture(scope="session")
-def no_positions_run() -> tr.TrainResult:
+def no_positions_run() -> tr.TrainingRun:
     """The ``no_positions`` preset: attention without positional encoding."""
     return tr.train(preset_config("no_positions"))
 
 
 @pytest.fixture(scope="session")
-def no_mask_run() -> tr.TrainResult:
+def no_mask_run() -> tr.TrainingRun:
     """The default config without the causal mask."""
     return tr.train(TransformerConfig(causal=False))
 

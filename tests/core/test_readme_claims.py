@@ -166,12 +166,12 @@ def test_positions_row():
 
 
 @pytest.fixture(scope="module")
-def found(post_run, no_positions_run) -> Callable[[str], tuple[tr.TrainResult, Findings]]:
+def found(post_run, no_positions_run) -> Callable[[str], tuple[tr.TrainingRun, Findings]]:
     """Preset or seed name -> (run, its findings), each trained and measured once."""
     runs = {"post": post_run, "no_positions": no_positions_run}
-    cache: dict[str, tuple[tr.TrainResult, Findings]] = {}
+    cache: dict[str, tuple[tr.TrainingRun, Findings]] = {}
 
-    def get(name: str) -> tuple[tr.TrainResult, Findings]:
+    def get(name: str) -> tuple[tr.TrainingRun, Findings]:
         if name not in cache:
             if name in runs:
                 run = runs[name]

@@ -109,7 +109,7 @@ def test_optimum_baseline_is_the_step_noise():
 
 def test_same_seed_same_losses_even_in_parallel_threads():
     first = tr.train(TINY)
-    results: list[tr.TrainResult] = []
+    results: list[tr.TrainingRun] = []
     threads = [threading.Thread(target=lambda: results.append(tr.train(TINY))) for _ in range(2)]
     for th in threads:
         th.start()
