@@ -42,6 +42,13 @@ def with_alpha(color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha:.3g})"
 
 
+#: Plotly config for every chart, on the page and in the handout: no logo, and the download button
+#: saves a big PNG for slides.
+FIGURE_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+
 BASE_FONT_SIZE = 15
 #: House margins (px) roomy enough for the tick labels and axis titles at the house font size, and
 #: for a colour bar on the right. Plotly grows a margin that is too small for what is drawn in it

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 import streamlit as st
 
+from figures.common import FIGURE_CONFIG
 from figures.export import HandoutItem, HandoutMeta, build_html
 from ui.i18n import LANGUAGES, current_language, t
 
@@ -144,8 +145,6 @@ def handout_html(
     reg: Registry, *, lang: str, words: dict[str, str], base_url: str | None, timezone: str | None
 ) -> str:
     """Build the handout of ``reg`` now (runs on click, outside the script run: no ``st`` calls)."""
-    from ui.layout import PLOTLY_CONFIG  # deferred: ui.layout imports this module
-
     items = reg.snapshot()
     meta = HandoutMeta(
         title=reg.title,
@@ -154,7 +153,7 @@ def handout_html(
         url=view_url(base_url, dict(reg.query)),
         words=words,
     )
-    return build_html(items, meta, config=PLOTLY_CONFIG)
+    return build_html(items, meta, config=FIGURE_CONFIG)
 
 
 def handout_button(url_path: str) -> None:

@@ -13,6 +13,7 @@ import pyarrow as pa
 import streamlit as st
 
 from figures import projector
+from figures.common import FIGURE_CONFIG
 from figures.export import figure_csv
 from ui import caching, classroom
 from ui.handout import qualified_name, record, source
@@ -20,11 +21,8 @@ from ui.i18n import t
 from ui.plotly_spec import Marks
 from ui.router import ensure_routed
 
-#: Plotly config for every chart: no logo, and the download button saves a big PNG for slides.
-PLOTLY_CONFIG: dict[str, Any] = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "scale": 2},
-}
+#: Plotly config for every chart (``figures.common``, shared with the handout's figures).
+PLOTLY_CONFIG = FIGURE_CONFIG
 
 
 #: How many figures of one builder stay cached per server process (all sessions share them).
