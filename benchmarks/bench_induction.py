@@ -34,8 +34,8 @@ import torch
 from plotly.subplots import make_subplots
 
 from core import induction as ind
-from core import induction_default as dflt
 from core import induction_training as tr
+from core.lessons import induction_heads as dflt
 from ui.in_context import RedrawClock
 
 REPEAT = 2

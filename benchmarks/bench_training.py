@@ -183,8 +183,7 @@ def findings(seeds: tuple[int, ...] = (0, 1, 2)) -> None:
     ``python -m benchmarks.bench_training --findings``: the numbers quoted in the presets'
     descriptions on the page (assets/i18n/*/training.json, ``tr.expect_*``) come from this.
     """
-    from core.findings import measure_findings
-    from core.presets import PRESETS, preset_config
+    from core.lessons.training import PRESETS, measure_findings, preset_config
 
     columns = [
         "val/best",

@@ -11,7 +11,7 @@ The best-known mechanism of in-context learning in real Transformers is the **in
 
 Read as kernel regression over tokens: the keys are "previous token" features, the kernel is close
 to a same-token indicator, its sharpness is the query-key scale, the values are the tokens to copy
-(``core.induction_analysis.kernel_view`` measures that reading).
+(``core.lessons.induction_heads.kernel_view`` measures that reading).
 
 **The task** (:func:`induction_batch`): each sequence of T tokens is a random prefix of length
 ``a``, then a segment of ``p`` distinct random tokens (the period, drawn in

@@ -16,8 +16,11 @@ import plotly.graph_objects as go
 from figures.common import (
     BASE_FONT_SIZE,
     COLORBAR_MARGIN,
+    DARK_GREY,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
     NARROW_CELL_FONT_SIZE,
     NARROW_COLORBAR_MARGIN,
     NARROW_FONT_SIZE,
@@ -28,6 +31,7 @@ from figures.common import (
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     cells_hold,
     grid_layout,
@@ -37,6 +41,7 @@ from figures.common import (
     position_ticks,
     stacked_layout,
     stacked_size,
+    with_alpha,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -210,28 +215,6 @@ def output_heatmap(
     return fig
 
 
-def mask_heatmap(
-    mask: np.ndarray, *, labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 380
-) -> go.Figure:
-    """A boolean mask (L, S): dark = may attend, white = masked."""
-    m = np.asarray(mask, dtype=float)
-    fig = heatmap(
-        m,
-        x=list(labels),
-        y=list(labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale="Greys",
-        zmin=0,
-        zmax=1.4,
-        height=height,
-        hover_template=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z}}<extra></extra>",
-    )
-    fig.update_traces(showscale=False)
-    return fig
-
-
 def line_figure(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
@@ -306,12 +289,12 @@ def vline_marks(
     shapes, notes = [], []
     for suffix in axes:
         # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix))
+        shapes.append(_rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix))
         notes.append(
             {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
              "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
-             "xshift": 3, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)",
-             "font": {"size": 13, "color": "#555"}}
+             "xshift": 3, "yanchor": "top", "bgcolor": with_alpha(WHITE, 0.8),
+             "font": {"size": 13, "color": MID_GREY}}
         )  # fmt: skip
     return shapes, notes
 
@@ -645,7 +628,7 @@ def weight_distribution(
             x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
         )
     )
-    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=name_query)
+    fig.add_vline(x=x0, line={"color": DARK_GREY, "dash": "dot"}, annotation_text=name_query)
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
     return _legend_below(base_layout(fig, title=title, height=height))
@@ -749,7 +732,7 @@ def fit_figure(
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=x, y=y, mode="markers", name=samples_name, marker={"color": "#999", "size": 5, "opacity": 0.6}
+            x=x, y=y, mode="markers", name=samples_name, marker={"color": GREY, "size": 5, "opacity": 0.6}
         )
     )
     for i, (name, c) in enumerate(curves.items()):
@@ -817,7 +800,7 @@ def normaliser_rows(
         )
     fig.add_vline(
         x=x0,
-        line={"color": "#333", "dash": "dot"},
+        line={"color": DARK_GREY, "dash": "dot"},
         annotation_text=query_name,
         annotation_position="bottom right",
     )

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from figures.common import PALETTE
+from figures.common import GREY, PALETTE
 
 #: A choice's label is wrapped at this many characters, and cut after MAX_LINES lines.
 WRAP_AT = 34
 MAX_LINES = 3
-BLUE, GREEN, GREY = PALETTE[0], PALETTE[2], "#B0B0B0"
+BLUE, GREEN = PALETTE[0], PALETTE[2]
 
 
 def _wrapped(label: str) -> str:

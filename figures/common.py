@@ -16,6 +16,39 @@ WEIGHT_COLORSCALE = "YlOrRd"
 SIGNED_COLORSCALE = "RdBu_r"
 #: Categorical colours, colour-blind safe (Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+#: Neutral colours: with PALETTE, the two scales above and LEVEL_COLORS, the only colours the app
+#: draws with. A figure (or the handout's style sheet) names one of these; ``tests/test_layers.py``
+#: refuses a colour written anywhere else. A new colour is added here, with what it is for.
+BLACK = PALETTE[7]  # reference curves: the truth, the best possible, the last-value baseline
+DARK_GREY = "#333333"  # text on white, the query's marker line
+MID_GREY = "#555555"  # annotations and dotted guides
+GREY = "#7F7F7F"  # raw data points, the mean baseline, the true function
+LIGHT_GREY = "#DDDDDD"  # shaded bands and rules
+PANEL = "#F2F2F2"  # table headers, code blocks
+WHITE = "#FFFFFF"
+GRID = "#EBF0F8"  # plotly_white's grid, for a figure that draws its own axes
+#: Fills of the diagnostics table's levels: light tints of green, amber and red.
+LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
+
+
+def with_alpha(color: str, alpha: float) -> str:
+    """A ``#rrggbb`` colour of the palette made see-through: ``rgba(r,g,b,alpha)``, alpha in [0, 1].
+
+    Raises:
+        ValueError: if ``color`` is not ``#rrggbb`` or alpha is outside [0, 1].
+    """
+    if len(color) != 7 or color[0] != "#" or not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"expected #rrggbb and an alpha in [0, 1], got {color!r}, {alpha!r}")
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.3g})"
+
+
+#: Plotly config for every chart, on the page and in the handout: no logo, and the download button
+#: saves a big PNG for slides.
+FIGURE_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
 
 BASE_FONT_SIZE = 15
 #: House margins (px) roomy enough for the tick labels and axis titles at the house font size, and

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,6 +26,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
+
+from figures.common import DARK_GREY, LIGHT_GREY, MID_GREY, PANEL
 
 #: Columns of :func:`figure_table`, in order; a column with no value in any row is left out.
 TABLE_COLUMNS = ("subplot", "trace", "x", "y", "row", "column", "value")
@@ -218,33 +221,34 @@ class HandoutMeta:
 #: ``<html lang>`` per language code.
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 
-_CSS = """
+#: The handout's style sheet; its colours are the figures' neutrals (``figures.common``).
+_CSS = string.Template("""
 body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans", "PingFang SC",
        "Microsoft YaHei", sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
-       line-height: 1.5; color: #1a1a1a; }
-header { border-bottom: 1px solid #ddd; margin-bottom: 1.5rem; }
+       line-height: 1.5; color: $text; }
+header { border-bottom: 1px solid $rule; margin-bottom: 1.5rem; }
 header dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
-header dt { color: #555; } header dd { margin: 0; overflow-wrap: anywhere; }
+header dt { color: $muted; } header dd { margin: 0; overflow-wrap: anywhere; }
 section { margin: 1.2rem 0; }
 section.handout-figure, section.handout-question { margin: 2rem 0; break-inside: avoid; }
 h2 { font-size: 1.3rem; margin-top: 2.2rem; } h3 { font-size: 1.1rem; }
-.caption, .note { color: #444; font-size: .95rem; }
-.alert { border-left: 4px solid #8aa; padding: .3rem .8rem; background: #f4f8f8; }
-.metric .label { color: #555; } .metric .value { font-weight: 600; font-size: 1.1rem; }
-.formula { background: #fafafa; border: 1px solid #e4e4e4; padding: .6rem .8rem; overflow-x: auto;
+.caption, .note { color: $muted; font-size: .95rem; }
+.alert { border-left: 4px solid $muted; padding: .3rem .8rem; background: $panel; }
+.metric .label { color: $muted; } .metric .value { font-weight: 600; font-size: 1.1rem; }
+.formula { background: $panel; border: 1px solid $rule; padding: .6rem .8rem; overflow-x: auto;
            font-size: .9rem; white-space: pre-wrap; }
-.handout-question { border: 1px solid #bbb; border-radius: 6px; padding: .2rem 1rem .8rem; }
+.handout-question { border: 1px solid $rule; border-radius: 6px; padding: .2rem 1rem .8rem; }
 .choices { list-style: none; padding-left: .5rem; } .choices li::before { content: "\\2610\\00a0\\00a0"; }
-.blank { border-bottom: 1px solid #777; display: inline-block; min-width: 12rem; }
-.answers { border-top: 3px double #999; margin-top: 3rem; padding-top: 1rem; break-before: page; }
+.blank { border-bottom: 1px solid $muted; display: inline-block; min-width: 12rem; }
+.answers { border-top: 3px double $muted; margin-top: 3rem; padding-top: 1rem; break-before: page; }
 .answers .answer { font-weight: 600; }
 table { border-collapse: collapse; margin: .5rem 0; }
-th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: right; }
-th { background: #f5f5f5; }
+th, td { border: 1px solid $rule; padding: .25rem .6rem; text-align: right; }
+th { background: $panel; }
 .settings td, .settings th { text-align: left; }
-pre { background: #f6f8fa; padding: .8rem; overflow-x: auto; font-size: .85rem; }
+pre { background: $panel; padding: .8rem; overflow-x: auto; font-size: .85rem; }
 @media print { details { display: none; } }
-"""
+""").substitute(text=DARK_GREY, rule=LIGHT_GREY, muted=MID_GREY, panel=PANEL)
 
 _MARKDOWN = [
     (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),

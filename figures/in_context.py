@@ -13,17 +13,28 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import NARROW_MARGIN_LEFT, NARROW_X_AXIS, PALETTE, base_layout, stacked_layout
+from figures.common import (
+    BLACK,
+    DARK_GREY,
+    GREY,
+    MID_GREY,
+    NARROW_MARGIN_LEFT,
+    NARROW_X_AXIS,
+    PALETTE,
+    base_layout,
+    stacked_layout,
+    with_alpha,
+)
 
 #: Colours by role: the learned attention, the references.
 COLORS = {
     "attention": PALETTE[0],
     "oracle": PALETTE[2],
     "loo": PALETTE[1],
-    "floor": "#000000",
-    "mean": "#999999",
+    "floor": BLACK,
+    "mean": GREY,
     "linear": PALETTE[3],
-    "function": "#555555",
+    "function": MID_GREY,
     "b": PALETTE[1],
 }
 #: Legend under the plot: these figures have long titles and several reference lines.
@@ -98,7 +109,7 @@ def task_figure(
         ),
         go.Scatter(
             x=ctx_s, y=ctx_y, mode="markers", name=names["context"],
-            marker={"color": "#333333", "size": 7, "opacity": 0.75},
+            marker={"color": DARK_GREY, "size": 7, "opacity": 0.75},
         ),
     ]  # fmt: skip
     for role, value in predictions.items():
@@ -134,7 +145,7 @@ def task_figure(
         bargap=0,
         shapes=[
             {"type": "line", "xref": "x", "yref": "paper", "x0": query_s, "x1": query_s, "y0": 0, "y1": 1,
-             "line": {"color": "#AAAAAA", "dash": "dot"}},
+             "line": {"color": GREY, "dash": "dot"}},
         ],
     )  # fmt: skip
     return _below(fig, title, height)
@@ -268,7 +279,7 @@ def ellipse_figure(
                 name=names["window"].format(step=step),
                 showlegend=last or i == 0,
                 line={
-                    "color": COLORS["attention"] if last else f"rgba(0,114,178,{shade * 0.5:.2f})",
+                    "color": COLORS["attention"] if last else with_alpha(PALETTE[0], shade * 0.5),
                     "width": 3 if last else 1,
                 },
             )

@@ -13,8 +13,10 @@ import plotly.graph_objects as go
 
 from figures.common import (
     COLORBAR_MARGIN,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
     NARROW_COLORBAR_MARGIN,
     NARROW_MARGIN_LEFT,
     NARROW_X_AXIS,
@@ -62,7 +64,7 @@ def rff_fit_figure(
             y=np.asarray(y_train),
             mode="markers",
             name=names[0],
-            marker={"color": "#999", "size": 6, "opacity": 0.6},
+            marker={"color": GREY, "size": 6, "opacity": 0.6},
         )
     )
     fig.add_trace(
@@ -118,7 +120,7 @@ def loglog_figure(
             )
         )
     if marker_x is not None:
-        fig.add_vline(x=marker_x, line={"color": "#555", "dash": "dot"})
+        fig.add_vline(x=marker_x, line={"color": MID_GREY, "dash": "dot"})
         fig.add_annotation(
             x=float(np.log10(marker_x)),
             y=1.0,
@@ -127,7 +129,7 @@ def loglog_figure(
             showarrow=False,
             xanchor="right",
             yanchor="bottom",
-            font={"size": 13, "color": "#555"},
+            font={"size": 13, "color": MID_GREY},
         )
     fig.update_xaxes(title=x_title, **log_axis(xs))
     fig.update_yaxes(title=y_title, **log_axis(*series.values()))

@@ -14,6 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    BLACK,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
     NARROW_MARGIN_LEFT,
@@ -30,7 +32,7 @@ from figures.common import (
     stacked_size,
 )
 
-DATA_COLOR = "#7f7f7f"
+DATA_COLOR = GREY
 TRUTH_COLOR = PALETTE[2]
 FIT_COLOR = PALETTE[1]
 QUERY_COLOR = PALETTE[0]
@@ -45,6 +47,46 @@ def _data_trace(x: np.ndarray, y: np.ndarray, name: str, show_legend: bool = Tru
         showlegend=show_legend,
         marker={"size": 6, "color": DATA_COLOR, "opacity": 0.5},
     )
+
+
+def _vline(x: float, line: dict, yref: str = "paper") -> dict:
+    """A vertical line at ``x`` across the whole height of ``yref`` (a shape dict)."""
+    return {"type": "line", "xref": "x", "yref": yref, "x0": x, "x1": x, "y0": 0, "y1": 1, "line": line}
+
+
+def _star(x: float, y: float, name: str, **axes: str) -> dict:
+    """The star that marks one chosen point (the estimate f̂(x*), h*), as a scatter trace dict."""
+    return {
+        "type": "scatter",
+        "x": [x],
+        "y": [y],
+        **axes,
+        "mode": "markers",
+        "name": name,
+        "marker": {"size": 16, "symbol": "star", "color": FIT_COLOR, "line": {"width": 1, "color": BLACK}},
+    }
+
+
+def _margin(top: int) -> dict:
+    """The house margins with ``top`` px for the title above the legend."""
+    return {"l": MARGIN_LEFT, "r": 20, "t": top, "b": MARGIN_BOTTOM}
+
+
+def _undefined_marks(grid: np.ndarray, fit: np.ndarray, y: np.ndarray, name: str) -> list[dict]:
+    """× marks along the bottom where the fit (Q,) is NaN: none, or one trace."""
+    undefined = np.isnan(np.asarray(fit, dtype=float))
+    if not undefined.any():
+        return []
+    return [
+        {
+            "type": "scatter",
+            "x": np.asarray(grid)[undefined],
+            "y": np.full(int(undefined.sum()), float(np.min(y))),
+            "mode": "markers",
+            "name": name,
+            "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": FIT_COLOR}},
+        }
+    ]
 
 
 def fit_figure(
@@ -98,32 +140,10 @@ def fit_figure(
             "line": {"color": FIT_COLOR, "width": 3},
         }
     )
-    undefined = np.isnan(np.asarray(fit, dtype=float))
-    if undefined.any():
-        data.append(
-            {
-                "type": "scatter",
-                "x": np.asarray(grid)[undefined],
-                "y": np.full(int(undefined.sum()), float(np.min(y))),
-                "mode": "markers",
-                "name": undefined_name,
-                "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": "#d62728"}},
-            }
-        )
+    data += _undefined_marks(grid, fit, y, undefined_name)
     shapes, annotations = [], []
     if x_query is not None:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": x_query,
-                "x1": x_query,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": QUERY_COLOR, "width": 2, "dash": "dot"},
-            }
-        )
+        shapes.append(_vline(x_query, {"color": QUERY_COLOR, "width": 2, "dash": "dot"}))
         annotations.append(
             {
                 "x": x_query,
@@ -143,12 +163,7 @@ def fit_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 90,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(90),
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -203,23 +218,7 @@ def attention_row_figure(
         },
     ]
     if np.isfinite(y_hat):
-        data.append(
-            {
-                "type": "scatter",
-                "x": [x_query],
-                "y": [y_hat],
-                "xaxis": "x",
-                "yaxis": "y",
-                "mode": "markers",
-                "name": estimate_name,
-                "marker": {
-                    "size": 16,
-                    "symbol": "star",
-                    "color": FIT_COLOR,
-                    "line": {"width": 1, "color": "black"},
-                },
-            }
-        )
+        data.append(_star(x_query, y_hat, estimate_name, xaxis="x", yaxis="y"))
     # stems: one vertical segment per sample, as a single trace with None separators; both ends of
     # a stem hover with its weight (no marker per sample: 200 SVG points fewer to draw per redraw)
     sx = np.repeat(np.asarray(x, dtype=float), 3)
@@ -241,19 +240,7 @@ def attention_row_figure(
         },
     ]
     dotted = {"color": QUERY_COLOR, "width": 2, "dash": "dot"}
-    shapes = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": f"{axis} domain",
-            "x0": x_query,
-            "x1": x_query,
-            "y0": 0,
-            "y1": 1,
-            "line": dotted,
-        }
-        for axis in ("y", "y2")
-    ]
+    shapes = [_vline(x_query, dotted, f"{axis} domain") for axis in ("y", "y2")]
     layout = {
         "xaxis": {"title": {"text": x_title}, "anchor": "y2"},
         "yaxis": {"title": {"text": y_title}, "domain": [0.483, 1.0], "anchor": "x"},
@@ -266,12 +253,7 @@ def attention_row_figure(
         "shapes": shapes,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 100,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(100),
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -356,6 +338,35 @@ def kernel_shapes_figure(
     return fig
 
 
+def _claim_band(claim: tuple[float, float], name: str) -> tuple[dict, dict]:
+    """A shaded range of h (the post's claim) on a log x axis: its shape and its label."""
+    band = {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": claim[0],
+        "x1": claim[1],
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": PALETTE[4],
+        "opacity": 0.2,
+        "line": {"width": 0},
+        "layer": "below",
+    }
+    note = {
+        "x": float(np.log10(claim[0])),  # on a log axis an annotation takes log10(x)
+        "y": 1.0,
+        "xref": "x",
+        "yref": "paper",
+        "text": name,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "top",
+        "font": {"size": 14},
+    }
+    return band, note
+
+
 def cv_figure(
     hs: np.ndarray,
     cv: np.ndarray,
@@ -382,49 +393,12 @@ def cv_figure(
     # Built in one pass from plain dicts (validated once): ~10x faster than add_vline & co,
     # and this figure is rebuilt on every new h.
     dotted = {"color": DATA_COLOR, "width": 2, "dash": "dot"}
-    shapes = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": "paper",
-            "x0": h_current,
-            "x1": h_current,
-            "y0": 0,
-            "y1": 1,
-            "line": dotted,
-        }
-    ]
+    shapes = [_vline(h_current, dotted)]
     annotations = []
     if claim is not None:
-        shapes.insert(
-            0,
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": claim[0],
-                "x1": claim[1],
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": PALETTE[4],
-                "opacity": 0.2,
-                "line": {"width": 0},
-                "layer": "below",
-            },
-        )
-        annotations.append(
-            {
-                "x": float(np.log10(claim[0])),
-                "y": 1.0,
-                "xref": "x",
-                "yref": "paper",
-                "text": claim_name,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "top",
-                "font": {"size": 14},
-            }
-        )  # on a log axis an annotation takes log10(x)
+        band, note = _claim_band(claim, claim_name)
+        shapes.insert(0, band)
+        annotations.append(note)
     data = [
         {
             "type": "scatter",
@@ -436,19 +410,7 @@ def cv_figure(
             "line": {"color": QUERY_COLOR, "width": 3},
             "marker": {"size": 5},
         },
-        {
-            "type": "scatter",
-            "x": [h_star],
-            "y": [cv_star],
-            "mode": "markers",
-            "name": star_name,
-            "marker": {
-                "size": 16,
-                "symbol": "star",
-                "color": FIT_COLOR,
-                "line": {"width": 1, "color": "black"},
-            },
-        },
+        _star(h_star, cv_star, star_name),
         {
             "type": "scatter",
             "x": [h_current],
@@ -465,12 +427,7 @@ def cv_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 100,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(100),
     }
     return go.Figure({"data": data, "layout": layout})
 

@@ -15,7 +15,9 @@ from plotly.subplots import make_subplots
 
 from figures.common import (
     BASE_FONT_SIZE,
+    BLACK,
     COLORBAR_MARGIN,
+    GREY,
     MARGIN_LEFT,
     NARROW_COLORBAR_MARGIN,
     NARROW_FONT_SIZE,
@@ -199,7 +201,7 @@ def concat_heatmap(
     )
     # Head boundaries and labels in one layout update: add_vline / add_annotation re-validate every
     # shape and annotation already there on each call (16 heads: 0.23 s, 32 heads: 0.7 s).
-    line = {"color": "black", "width": 2 if n_heads <= 8 else 1}
+    line = {"color": BLACK, "width": 2 if n_heads <= 8 else 1}
     shapes = [
         {"type": "line", "x0": h * width - 0.5, "x1": h * width - 0.5, "xref": "x",
          "y0": 0, "y1": 1, "yref": "y domain", "line": line}
@@ -269,7 +271,7 @@ def head_bars(
     for suffix, level, name in (("", 1.0, reference_names[0]), ("2", max_support, reference_names[1])):
         data.append(
             {"type": "scatter", "x": [x[0], x[-1]], "y": [level, level], "mode": "lines",
-             "line": {"dash": "dash", "color": "grey"}, "name": name, "showlegend": True,
+             "line": {"dash": "dash", "color": GREY}, "name": name, "showlegend": True,
              "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
         )  # fmt: skip
     layout["yaxis"] |= {"title": {"text": y_titles[0]}, "range": [0, 1.05]}
@@ -331,7 +333,7 @@ def similarity_matrix(
                 marker={
                     "symbol": "circle-open",
                     "size": 16 if H <= 16 else 9,
-                    "color": "red",
+                    "color": PALETTE[1],
                     "line": {"width": 3},
                 },
                 name=pair_name,
@@ -477,7 +479,7 @@ def kernel_by_distance(
                 y=np.asarray(values, dtype=float),
                 mode="lines",
                 name=name,
-                line={"color": "black", "width": 1.5, "dash": "dash"},
+                line={"color": BLACK, "width": 1.5, "dash": "dash"},
             )
         )
     fig.update_xaxes(title_text=x_title, zeroline=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import t
-from ui.layout import page_header, table
+from ui.layout import dictionary_table, page_header
 from ui.sections import Section, heading, run_sections
 
 LESSONS = [
@@ -18,8 +18,6 @@ LESSONS = [
     ("pages/in-context.py", "nav.in_context", "home.lesson_in_context"),
 ]
 
-MAPPING_ROWS = ["query", "keys", "values", "score", "normaliser", "bandwidth", "output"]
-
 
 def formulas() -> None:
     st.latex(
@@ -28,14 +26,7 @@ def formulas() -> None:
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
     heading("home.mapping_title", sub=True)
-    table(
-        {
-            t("home.mapping_col_concept"): [t(f"home.mapping_{r}_concept") for r in MAPPING_ROWS],
-            t("home.mapping_col_nw"): [t(f"home.mapping_{r}_nw") for r in MAPPING_ROWS],
-            t("home.mapping_col_attention"): [t(f"home.mapping_{r}_attention") for r in MAPPING_ROWS],
-        },
-        hide_index=True,
-    )
+    dictionary_table()
 
 
 def lesson_map() -> None:

@@ -1,8 +1,8 @@
 """Attention *learns* kernel regression: one softmax unit trained on many small regression tasks
 picks the bandwidth Nadaraya-Watson would need (Collins et al., NeurIPS 2024).
 
-Thin page: controls and the live run in ``ui.in_context``; the math in ``core.in_context``; the
-figures in ``figures.in_context``.
+Thin page: controls and the live run in ``ui.in_context``; the math in ``core.in_context``, what
+the page measures in ``core.lessons.in_context``; the figures in ``figures.in_context``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import Any, NoReturn
 import streamlit as st
 
 from core import in_context as icl
-from core.in_context import ICLConfig, ICLRun, References, Sweep
+from core.in_context import ICLConfig, ICLRun, References
+from core.lessons import in_context as lesson
+from core.lessons.in_context import Sweep
 from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
@@ -223,7 +225,7 @@ class LiveView:
         )
         with self.task.container():
             show_figure(
-                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=icl.context_view
+                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=lesson.context_view
             )
 
 
@@ -353,10 +355,10 @@ def window_section(run: ICLRun | None) -> None:
             x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
             y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
         )
-        ellipse_code = (icl.plane_of, icl.window_of)
+        ellipse_code = (lesson.plane_of, lesson.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
         drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
-        if icl.curvature_kind(drawn) != "window":
+        if lesson.curvature_kind(drawn) != "window":
             st.caption(
                 t("ic.ellipse_no_window", reading=ui_ic.curvature_reading(drawn), cap=f"{shape.cap:g}")
             )
@@ -464,7 +466,7 @@ def _show_sweep(result: Sweep) -> None:
         x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
         y_title=t("ic.axis_bandwidth"),
     )
-    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=icl.sweep)
+    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep)
     table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:

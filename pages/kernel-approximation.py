@@ -1,8 +1,9 @@
 """Attention as a kernel you can approximate: random features, FAVOR+ and linear attention.
 
 Thin page: controls -> ``ui.kernel_approximation`` (cached calls into
-``core.kernel_approximation``) -> ``figures.kernel_approximation``. Sections whose controls drive
-only themselves are fragments; the cost measurement runs on a button and its last result stays.
+``core.lessons.kernel_approximation``) -> ``figures.kernel_approximation``. Sections whose controls
+drive only themselves are fragments; the cost measurement runs on a button and its last result
+stays.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from functools import partial
 import streamlit as st
 
 import figures.kernel_approximation
-from core import kernel_approximation as ka
+from core.lessons import kernel_approximation as ka
+from core.random_features import rff_nw_predict
 from ui import controls as uc
 from ui import kernel_approximation as uk
 from ui import questions
@@ -97,7 +99,7 @@ def rff_figures(
             x_title="x",
             y_title="y",
         )
-        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=ka.rff_nw_predict)
+        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=rff_nw_predict)
     with b:
         fig = fk.loglog_figure(
             conv.m,

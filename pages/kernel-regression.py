@@ -20,7 +20,7 @@ from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
@@ -28,7 +28,6 @@ figs = cached_figures(figures.kernel_regression)
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
-MAPPING_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
 
 
 def _set_bandwidth(key: str, value: float) -> None:
@@ -164,14 +163,7 @@ def formula_and_mapping(kernel: str) -> None:
     st.markdown(t("kr.formula_body"))
     st.latex(r"w_i(x) = \mathrm{softmax}_i\!\left(-\frac{(x - x_i)^2}{2h^2}\right)")
     with st.expander(t("kr.mapping_header"), expanded=True):
-        table(
-            {
-                t("kr.mapping_col_nw"): [t(f"kr.mapping_{r}_nw") for r in MAPPING_ROWS],
-                t("kr.mapping_col_attention"): [t(f"kr.mapping_{r}_attention") for r in MAPPING_ROWS],
-                t("kr.mapping_col_role"): [t(f"kr.mapping_{r}_role") for r in MAPPING_ROWS],
-            },
-            hide_index=True,
-        )
+        dictionary_table()
 
 
 def post_claims_section() -> None:

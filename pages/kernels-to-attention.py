@@ -1,6 +1,6 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.kernel_attention`` and
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
 ``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
 backs it, computed now.
 """
@@ -16,18 +16,13 @@ import streamlit as st
 import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
-from core.kernel_attention import (
-    BandwidthLearning,
-    DotVsGaussian,
-    MetricLearning,
-    NwVsAttention,
-    QueryWeights,
-)
+from core.kernel_attention import DotVsGaussian
+from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
 from ui import attention as ua
 from ui import controls as uc
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -38,7 +33,6 @@ TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 DIMS = (2, 4, 8, 16, 32, 64)
 LRS = (0.01, 0.02, 0.05, 0.1, 0.2)
 INIT_H = (0.1, 0.2, 0.5, 1.0, 2.0)
-MAPPING_ROWS = ("samples", "query", "values", "kernel", "normaliser", "bandwidth")
 #: Largest N the learnable-kernel section trains on (each step is O(N²)).
 MAX_LEARN_N = 200
 #: Queries and keys of the dot-product section (L = S).
@@ -47,14 +41,7 @@ N_VECTORS = 8
 
 def _mapping() -> None:
     heading("k2a.mapping_title")
-    table(
-        {
-            t("k2a.col_nw"): [t(f"k2a.map_{r}_nw") for r in MAPPING_ROWS],
-            t("k2a.col_attention"): [t(f"k2a.map_{r}_att") for r in MAPPING_ROWS],
-            t("k2a.col_meaning"): [t(f"k2a.map_{r}_meaning") for r in MAPPING_ROWS],
-        },
-        hide_index=True,
-    )
+    dictionary_table()
     st.markdown(t("k2a.mapping_body"))
     st.latex(
         r"w_i(x)=\frac{\exp\!\left(-\frac{(x-x_i)^2}{2h^2}\right)}"

@@ -1,6 +1,6 @@
 """Multi-head attention and positional encodings: what heads do, when they repeat, why positions.
 
-Thin page: controls -> ``ui.multihead`` (cached calls into ``core.multihead_analysis``) -> cached
+Thin page: controls -> ``ui.multihead`` (cached calls into ``core.lessons.multi_head``) -> cached
 ``figures.multihead`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
 pitfall), 3.3 (positions) and 5.3 (redundant heads).
 
@@ -16,9 +16,9 @@ from functools import partial
 
 import streamlit as st
 
-from core import diagnostics, permutation, positional
-from core import multihead_analysis as mha
-from core.head_redundancy import redundancy_vs_heads
+from core import diagnostics, positional
+from core.lessons import multi_head as mha
+from core.lessons.multi_head import redundancy_vs_heads
 from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
 from ui import multihead as mh
@@ -426,7 +426,7 @@ def _permutation_results(spec: mh.LayerSpec, labels: tuple[str, ...], result, he
         y_title=t("common.query"),
         colorbar_titles=(t("common.weight"), t("mh.diff_short")),
     )
-    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=permutation.permutation_experiment)
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=mha.permutation_experiment)
 
 
 def _request_run() -> None:

@@ -1,6 +1,6 @@
 """Scaled dot-product attention, taken apart: QKᵀ -> ÷ τ -> mask -> softmax -> × V.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.attention_analysis``) ->
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.scaled_dot_product``) ->
 cached ``figures.attention`` builders. Every claim is printed next to the number that backs it,
 computed on the current inputs. One convention: the scores are divided by the temperature τ
 (τ = √d_k in the Transformer); the scale factor 1/τ is the inverse temperature.
@@ -16,7 +16,7 @@ from functools import partial
 import streamlit as st
 
 from core import attention as attn
-from core import attention_analysis as aa
+from core.lessons import scaled_dot_product as aa
 from figures.attention import LinePanel, panel_axes, vline_marks
 from ui import attention as ua
 from ui import classroom, questions
@@ -306,7 +306,7 @@ def _dk_figure(e, dk: int) -> None:
     axes = panel_axes(len(panels))
     marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True, axes=axes)))
     looks = [(t(f"sdp.fig_dk_{name}"), f"sdp.look_dk_{name}") for name in DK_FIGURES]
-    show_figure(fig, key="sdp_fig_dk", looks=looks, code=attn.dk_experiment, marks=marker)
+    show_figure(fig, key="sdp_fig_dk", looks=looks, code=aa.dk_experiment, marks=marker)
 
 
 def dk_section(c: ua.SdpControls) -> None:

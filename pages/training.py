@@ -1,8 +1,8 @@
 """Train a toy Transformer live: the post's second stage, its pitfalls reproduced with numbers.
 
 Thin page: controls and the live run live in ``ui.training``; the model and the loop in
-``core.transformer`` / ``core.training``; the measurements in ``core.training_evaluation`` and
-``core.findings``; the figures in ``figures.training``.
+``core.transformer`` / ``core.training``; the measurements and verdicts in ``core.lessons.training``;
+the figures in ``figures.training``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from typing import Any, NoReturn
 import streamlit as st
 
 import figures.training
-from core import findings as verdicts
-from core.findings import Findings
+from core.lessons import training as verdicts
+from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.random_walks import Baselines
-from core.training import Preview, TrainResult
-from core.training_evaluation import AttentionSummary, ShuffleTest
+from core.training import Preview, TrainingRun
 from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
@@ -53,7 +52,7 @@ class LiveView:
         self.draws = 0
         self.last_chart = -float("inf")
 
-    def draw(self, run: TrainResult, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
+    def draw(self, run: TrainingRun, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
         self.draws += 1
         epoch = run.snapshot_epochs[-1] if epoch is None or epoch not in run.snapshots else epoch
@@ -135,7 +134,7 @@ class LiveView:
             show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=look)
 
 
-def _status_line(run: TrainResult, *, live: bool) -> str:
+def _status_line(run: TrainingRun, *, live: bool) -> str:
     """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first).
 
     Before the first epoch ends there is no speed nor training loss to show: the line says so.
@@ -193,7 +192,7 @@ def _untrained_question(shown: Preview) -> None:
     )
 
 
-def _attention_question(run: TrainResult, attention: AttentionSummary) -> None:
+def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
     """After training: does attention go where the post says (recent positions / position t + 1)?"""
     verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
     kind = "recent" if run.config.causal else "ahead"
@@ -212,7 +211,7 @@ def _attention_question(run: TrainResult, attention: AttentionSummary) -> None:
     )
 
 
-def _shuffle_question(run: TrainResult, shuffle: ShuffleTest) -> None:
+def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
     """After training: what shuffling the history does to the loss, in the verdict's three bands."""
     key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
     outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
@@ -250,13 +249,13 @@ def _say(verdict: verdicts.Verdict) -> None:
     st.markdown(t(verdict.key, **verdict.values))
 
 
-def _findings(run: TrainResult) -> Findings:
+def _findings(run: TrainingRun) -> Findings:
     """The run's measured findings (measured once per state of the run, then kept)."""
     with st.spinner(t("tr.measuring")):
         return ui_tr.findings(run)
 
 
-def prediction_section(run: TrainResult) -> None:
+def prediction_section(run: TrainingRun) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
     found = _findings(run)
     st.header(t("tr.findings_title"))
@@ -280,14 +279,14 @@ def prediction_section(run: TrainResult) -> None:
     show_figure(fig, key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
 
-def where_section(run: TrainResult) -> None:
+def where_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
     questions.reveal(f"tr_{'recent' if run.config.causal else 'ahead'}", partial(_where_results, run, found))
 
 
-def _where_results(run: TrainResult, found: Findings) -> None:
+def _where_results(run: TrainingRun, found: Findings) -> None:
     """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
@@ -314,7 +313,7 @@ def _where_results(run: TrainResult, found: Findings) -> None:
         _say(verdicts.attention_verdict(a, causal=run.config.causal))
 
 
-def shuffle_section(run: TrainResult) -> None:
+def shuffle_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.shuffle_title", sub=True)
     st.markdown(t("tr.shuffle_intro"))
@@ -323,7 +322,7 @@ def shuffle_section(run: TrainResult) -> None:
     questions.reveal("tr_shuffle", partial(_shuffle_results, run, s))
 
 
-def _shuffle_results(run: TrainResult, s: ShuffleTest) -> None:
+def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
     """The loss in order and shuffled, and what it says."""
     cols = st.columns(3)
     cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
@@ -332,7 +331,7 @@ def _shuffle_results(run: TrainResult, s: ShuffleTest) -> None:
     _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
 
 
-def leak_section(run: TrainResult) -> None:
+def leak_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.leak_title", sub=True)
     st.markdown(t("tr.leak_intro"))
@@ -349,7 +348,7 @@ def leak_section(run: TrainResult) -> None:
     _say(verdicts.rollout_verdict(found.rollout))
 
 
-def diagnostics_section(run: TrainResult) -> None:
+def diagnostics_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.diagnostics_title", sub=True)
     st.markdown(t("tr.diagnostics_intro"))
@@ -375,7 +374,7 @@ def diagnostics_section(run: TrainResult) -> None:
     show_figure(fig, key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
 
 
-def speed_section(run: TrainResult) -> None:
+def speed_section(run: TrainingRun) -> None:
     heading("tr.speed_title", sub=True)
     wall = ui_tr.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
@@ -435,7 +434,7 @@ def render() -> None:
     run_sections("training", sections)
 
 
-def live_section(config: TransformerConfig | None, run: TrainResult | None) -> None:
+def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
     training = ui_tr.check_mode(config) in ("running", "step")
     if run is not None and config is not None and not run.config.same_run_as(config):
@@ -459,7 +458,7 @@ def live_section(config: TransformerConfig | None, run: TrainResult | None) -> N
 
 
 def _train_and_rerun(
-    view: LiveView, config: TransformerConfig, run: TrainResult | None, upcoming: Preview
+    view: LiveView, config: TransformerConfig, run: TrainingRun | None, upcoming: Preview
 ) -> NoReturn:
     """Train inside this script run, redrawing ``view`` after each epoch, then rerun the page."""
     if run is not None and run.config.same_run_as(config):
@@ -475,7 +474,7 @@ def _train_and_rerun(
     st.rerun()
 
 
-def _replay_controls(run: TrainResult) -> tuple[int | None, int]:
+def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
     """The replay slider (epoch; None before the first epoch) and, with layers, the layer (0-based)."""
     layer, epoch = 0, None
     with st.container(border=True):

@@ -36,6 +36,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import figures.class_answers as figs
+from figures.common import BLACK
 from store import open_store
 from store.limits import TokenBucket
 from store.model import (
@@ -60,6 +61,7 @@ from store.tally import choice_counts, number_bins, right_count
 from ui import classroom
 from ui.controls import OPTIONS_SEEN
 from ui.i18n import t
+from ui.link_keys import is_right, widget_key
 
 #: URL parameters: the class a student link opens, the teacher key of a teacher link.
 CLASS_PARAM, TEACHER_PARAM = "class", "teacher"
@@ -345,7 +347,7 @@ def _page_url() -> str:
 
 def qr_svg(link: str) -> str:
     """The QR code of ``link`` as an SVG drawn here (segno, pure Python: no network, no image)."""
-    return segno.make(link, error="m").svg_inline(scale=1, border=2, omitsize=True, dark="#000")
+    return segno.make(link, error="m").svg_inline(scale=1, border=2, omitsize=True, dark=BLACK)
 
 
 def _code_panel(code: str) -> None:
@@ -442,7 +444,6 @@ def _apply_news(code: str, seen: tuple[str, int] | None, generation: str, revisi
 
 
 def _clear_widget(qid: str) -> None:
-    from ui.questions import widget_key  # ui.questions calls this module: imported when used
 
     with contextlib.suppress(StreamlitAPIException):  # drawn already this run: cleared next run
         st.session_state[widget_key(qid)] = None
@@ -574,8 +575,7 @@ def _student(code: str, question: Question, shown: _Shown, response: Any) -> boo
 
 
 def _judge(question: Question, reveal: Reveal) -> Callable[[str], bool]:
-    """Whether a stored answer is right against the revealed one (``ui.questions.is_right``)."""
-    from ui.questions import is_right  # ui.questions calls this module: imported when used
+    """Whether a stored answer is right against the revealed one (``ui.link_keys.is_right``)."""
 
     target = decode_answer(question, reveal.answer)
 

@@ -32,10 +32,8 @@ import streamlit as st
 
 from ui import controls
 from ui.i18n import t
+from ui.link_keys import PRESENT_KEY, QUESTIONS_KEY, SLIDE_KEY
 
-PRESENT_KEY = "present"
-SLIDE_KEY = "slide"
-QUESTIONS_KEY = "questions"
 #: Session-state memory of the mode across page switches.
 _MEMORY = "_present_memory"
 _ASSETS = Path(__file__).resolve().parent.parent / "assets"

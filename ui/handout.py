@@ -39,8 +39,10 @@ from streamlit.cursor import RunningCursor
 from streamlit.proto.Markdown_pb2 import Markdown
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext, get_script_run_ctx
 
+from figures.common import FIGURE_CONFIG
 from figures.export import HandoutItem, HandoutMeta, build_html
 from ui.i18n import LANGUAGES, current_language, t
+from ui.link_keys import SLIDE_KEY, TEACHER_KEYS, is_answer_param
 
 #: Session-state key of this session's :class:`Registry`.
 STATE_KEY = "_handout"
@@ -118,8 +120,6 @@ class Registry:
 
     def settings(self) -> tuple[tuple[str, str], ...]:
         """``(label, value)`` of the view's controls (not the slide picker of presentation mode)."""
-        from ui.classroom import SLIDE_KEY  # deferred: ui.classroom imports ui.controls, which imports this
-
         return tuple(v for k, v in self.controls.copy().items() if k != SLIDE_KEY)
 
 
@@ -324,18 +324,13 @@ def student_query(query: dict[str, str]) -> dict[str, str]:
     Answers never enter the URL (``ui.questions``); an old link's ``q_...`` values are dropped
     here too. ``present``, ``slide`` and ``questions`` are the teacher's projector settings.
     """
-    from ui import classroom, questions  # deferred: both import ui.controls, which imports this
-
-    teacher = {classroom.PRESENT_KEY, classroom.SLIDE_KEY, classroom.QUESTIONS_KEY}
-    return {k: v for k, v in query.items() if k not in teacher and not questions.is_answer_param(k)}
+    return {k: v for k, v in query.items() if k not in TEACHER_KEYS and not is_answer_param(k)}
 
 
 def handout_html(
     reg: Registry, *, lang: str, words: dict[str, str], base_url: str | None, timezone: str | None
 ) -> str:
     """Build the handout of ``reg`` now (runs on click, outside the script run: no ``st`` calls)."""
-    from ui.layout import PLOTLY_CONFIG  # deferred: ui.layout imports this module
-
     items = reg.snapshot()
     meta = HandoutMeta(
         title=reg.title,
@@ -345,7 +340,7 @@ def handout_html(
         words=words,
         settings=reg.settings(),
     )
-    return build_html(items, meta, config=PLOTLY_CONFIG)
+    return build_html(items, meta, config=FIGURE_CONFIG)
 
 
 #: The handout's own words: ``figures.export.HandoutMeta.words`` key -> i18n key.

@@ -1,5 +1,5 @@
 """Streamlit side of the in-context regression page: controls <-> config, the live run, cached
-wrappers around ``core.in_context``.
+wrappers around ``core.in_context`` and ``core.lessons.in_context``.
 
 The live run works like the training page's (``ui.training``): training happens inside the script
 run, in ``core.in_context.train_icl``; ``on_step`` redraws ``st.empty`` placeholders; a button
@@ -25,6 +25,7 @@ import streamlit as st
 
 from core import in_context as core
 from core.in_context import ICLConfig, ICLRun
+from core.lessons import in_context as lesson
 from ui import caching, controls
 from ui.i18n import t
 from ui.training import MAX_CONCURRENT, training_slot
@@ -175,25 +176,18 @@ def _references(config: ICLConfig, loo: bool) -> core.References:
 
 
 @caching.data(max_entries=64)
-def context_view(config: ICLConfig, m: np.ndarray, oracle_h: float) -> core.ContextView:
+def context_view(config: ICLConfig, m: np.ndarray, oracle_h: float) -> lesson.ContextView:
     """The first held-out context seen by the key-query matrix ``m`` and by the oracle (cached)."""
-    return core.context_view(config, m, oracle_h)
+    return lesson.context_view(config, m, oracle_h)
 
 
 @caching.data(max_entries=16)
 def compare_attentions(config: ICLConfig) -> dict[str, tuple[float, float]]:
-    """The same training with softmax and with linear attention, headless (cached).
+    """:func:`core.lessons.in_context.compare_attentions` (softmax vs linear, headless), cached.
 
     Returns {attention: (final test error, bandwidth averaged over the last steps)}.
     """
-    out = {}
-    for attention in core.ATTENTIONS:
-        run = core.train_icl(config.replace(attention=attention))
-        out[attention] = (
-            run.test_error[-1],
-            float(np.exp(np.mean(np.log(run.bandwidth[-core.SWEEP_TAIL :])))),
-        )
-    return out
+    return lesson.compare_attentions(config)
 
 
 def _sweep_key(config: ICLConfig) -> ICLConfig:
@@ -206,17 +200,17 @@ SWEEP_ENTRIES = 8
 
 
 @st.cache_resource
-def _sweep_store() -> dict[ICLConfig, core.Sweep]:
+def _sweep_store() -> dict[ICLConfig, lesson.Sweep]:
     """The server's sweeps by base config. A plain dict, not ``st.cache_data``: the sweep's
     progress callback draws, and Streamlit's caches would try to replay those elements."""
     return {}
 
 
-def sweep(config: ICLConfig, on_progress: Callable[[int, int], None] | None = None) -> core.Sweep:
+def sweep(config: ICLConfig, on_progress: Callable[[int, int], None] | None = None) -> lesson.Sweep:
     """The paper's trends measured around ``config`` (cached; ``on_progress(done, total)``)."""
     key, store = _sweep_key(config), _sweep_store()
     if key not in store:
-        store[key] = core.sweep(key, on_progress)
+        store[key] = lesson.sweep(key, on_progress)
         while len(store) > SWEEP_ENTRIES:
             store.pop(next(iter(store)))
     return store[key]
@@ -241,7 +235,7 @@ def sweep_result(
     *,
     on_progress: Callable[[int, int], None],
     on_wait: Callable[[], None],
-) -> core.Sweep | None:
+) -> lesson.Sweep | None:
     """The sweep for ``config``: computed once its button was pressed (holding a training slot),
     then kept on screen for this session; None before the first press."""
     key = _sweep_key(config)
@@ -267,7 +261,7 @@ def comparison(
     return errors, references(config)
 
 
-def trend_rows(result: core.Sweep) -> list[dict[str, str]]:
+def trend_rows(result: lesson.Sweep) -> list[dict[str, str]]:
     """One row per trend of the paper: claim, verdict, measured and oracle fold changes."""
     rows = []
     for trend in result.trends:
@@ -285,53 +279,35 @@ def trend_rows(result: core.Sweep) -> list[dict[str, str]]:
     return rows
 
 
-def sweep_note(result: core.Sweep) -> str | None:
+def sweep_note(result: lesson.Sweep) -> str | None:
     """``ic.sweep_note_resolution`` when the oracle itself breaks a claimed trend, else None."""
     return "ic.sweep_note_resolution" if any(tr.oracle_ok < tr.pairs for tr in result.trends) else None
 
 
-def identity(dim: int) -> np.ndarray:
-    """The untrained key-query matrix M = I (D, D): bandwidth 1."""
-    return np.eye(dim)
-
-
-@dataclass(frozen=True)
-class WindowShape:
-    """What the ellipse figure needs: (K, 2, 2) matrices in the drawing plane, their steps, b
-    in that plane (2,), the cap of an unbounded width, and the final :class:`core.Window`."""
-
-    matrices: np.ndarray
-    steps: tuple[int, ...]
-    b: np.ndarray
-    cap: float
-    window: core.Window
-
-
-def window_snapshots(run: ICLRun, count: int) -> WindowShape:
-    """About ``count`` snapshots of M over the run (first and last included), in a 2-D plane."""
-    last = len(run.matrices) - 1
-    steps = tuple(sorted({round(i * last / max(1, count - 1)) for i in range(count)}))
-    matrices, b = core.plane_of(np.array([run.matrices[s] for s in steps]), run.b)
-    return WindowShape(matrices=matrices, steps=steps, b=b, cap=2.0, window=core.window_of(run.m, run.b))
+#: The untrained key-query matrix M = I (``core.lessons.in_context.untrained_matrix``).
+identity = lesson.untrained_matrix
+WindowShape = lesson.WindowShape
+#: About ``count`` snapshots of M over a run, in a 2-D plane (``core.lessons.in_context``).
+window_snapshots = lesson.window_snapshots
 
 
 #: The narrowest direction counts as aligned with b above this |cos|.
 ALIGNED_COSINE = 0.9
 
 
-def verdict_alignment(window: core.Window) -> str:
+def verdict_alignment(window: lesson.Window) -> str:
     """``ic.verdict_aligned`` or ``ic.verdict_not_aligned``."""
     return "ic.verdict_aligned" if window.cosine > ALIGNED_COSINE else "ic.verdict_not_aligned"
 
 
 def curvature_reading(curvature: float) -> str:
     """What the score does along a direction of curvature λ, in words: a width, flat, or growing
-    with distance (a negative λ has no width: ``core.in_context.curvature_kind``)."""
-    kind = core.curvature_kind(curvature)
+    with distance (a negative λ has no width: ``core.lessons.in_context.curvature_kind``)."""
+    kind = lesson.curvature_kind(curvature)
     return t(f"ic.reading_{kind}", lam=f"{curvature:.3g}", width=f"{core.bandwidth_of(curvature):.3f}")
 
 
-def window_rows(window: core.Window) -> list[dict[str, str]]:
+def window_rows(window: lesson.Window) -> list[dict[str, str]]:
     """The window along b and in every direction across b (smallest curvature first): table rows."""
     rows = [{t("ic.col_direction"): t("ic.dir_along"), t("ic.col_window"): curvature_reading(window.along_b)}]
     for k, lam in enumerate(window.across_b, start=1):
@@ -344,32 +320,32 @@ def window_rows(window: core.Window) -> list[dict[str, str]]:
     return rows
 
 
-def window_claim(window: core.Window) -> str:
+def window_claim(window: lesson.Window) -> str:
     """The sentence on "narrow along b, wide across it", as measured on this M."""
     if window.narrow_along_wide_across:
         return t(
             "ic.window_claim_holds",
             along=curvature_reading(window.along_b),
-            factor=f"{core.WIDE_FACTOR:g}",
+            factor=f"{lesson.WIDE_FACTOR:g}",
         )
     return t(
         "ic.window_claim_fails",
         along=curvature_reading(window.along_b),
         across=t("ic.list_sep").join(curvature_reading(float(lam)) for lam in window.across_b),
-        factor=f"{core.WIDE_FACTOR:g}",
+        factor=f"{lesson.WIDE_FACTOR:g}",
     )
 
 
 #: A run counts as still moving when its bandwidth drifted by more than this over the last
-#: ``core.in_context.DRIFT_WINDOW`` steps (settled runs jitter by about ±2 %).
+#: ``core.lessons.in_context.DRIFT_WINDOW`` steps (settled runs jitter by about ±2 %).
 SETTLED_DRIFT = 0.03
 
 
 def still_moving(bandwidth: list[float]) -> tuple[float, int] | None:
     """(drift, steps compared) when the learned bandwidth has not settled: it moved by more than
-    ±``SETTLED_DRIFT`` (``core.in_context.bandwidth_drift``); None when it has (or when the run is
+    ±``SETTLED_DRIFT`` (``core.lessons.in_context.bandwidth_drift``); None when it has (or when the run is
     too short to tell)."""
-    drift = core.bandwidth_drift(bandwidth)
+    drift = lesson.bandwidth_drift(bandwidth)
     return drift if drift is not None and abs(drift[0]) > SETTLED_DRIFT else None
 
 

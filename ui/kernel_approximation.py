@@ -1,6 +1,6 @@
 """Cached wrappers and the live cost run of the kernel-approximation page.
 
-Pages never touch torch: these wrappers call :mod:`core.kernel_approximation` and hand back numpy
+Pages never touch torch: these wrappers call :mod:`core.lessons.kernel_approximation` and hand back numpy
 arrays and frozen dataclasses. Every cached function takes only its arguments and keeps a bounded
 number of entries.
 
@@ -15,15 +15,15 @@ who presses Run meanwhile is told to wait instead of queueing. Each measurement 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from core import kernel_approximation as ka
 from core.data import post_data
+from core.lessons import kernel_approximation as ka
+from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
 from ui import caching
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
@@ -56,8 +56,7 @@ TOTAL_BUDGET_S = 20.0
 COST_RESULT = "ka_cost_result"
 
 
-#: Result types, re-exported for the page.
-RffFit = ka.RffFit
+#: Result types, re-exported for the page (``RffFit`` is imported above).
 RffConvergence = ka.RffConvergence
 
 
@@ -77,17 +76,17 @@ def regression_data() -> RegressionData:
 
 
 @caching.data(max_entries=64)
-def rff_fit(bandwidth: float, m: int, seed: int) -> ka.RffFit:
+def rff_fit(bandwidth: float, m: int, seed: int) -> RffFit:
     """Nadaraya-Watson with m random Fourier features on the post's data, on a grid of Q points."""
     d = regression_data()
-    return ka.rff_nw_predict(d.x, d.y, np.linspace(-3, 3, N_QUERY), bandwidth, m, seed)
+    return rff_nw_predict(d.x, d.y, ka.regression_grid(N_QUERY), bandwidth, m, seed)
 
 
 @caching.data(max_entries=32)
 def rff_convergence(bandwidth: float, seed: int) -> ka.RffConvergence:
     """Kernel and fit error against m on the post's data (RFF_SEEDS seeds from ``seed``)."""
     d = regression_data()
-    xq = np.linspace(-3, 3, N_QUERY_CONVERGENCE)
+    xq = ka.regression_grid(N_QUERY_CONVERGENCE)
     return ka.rff_convergence(d.x, d.y, xq, bandwidth, RFF_M_GRID, RFF_SEEDS, seed)
 
 
@@ -96,7 +95,8 @@ AttentionInputs = ka.AttentionInputs
 
 @caching.data(max_entries=64)
 def attention_inputs(length: int, d_k: int, sigma: float, seed: int) -> AttentionInputs:
-    """Seeded random Q, K (entries N(0, σ²)) and V (``core.kernel_approximation.attention_inputs``)."""
+    """Seeded random Q, K (entries N(0, σ²)) and V (``core.lessons.kernel_approximation
+    .attention_inputs``)."""
     return ka.attention_inputs(length, d_k, sigma, seed, D_V)
 
 
@@ -109,7 +109,7 @@ def approximate_attention(inp: AttentionInputs, m: int, kind: str, seed: int) ->
 @caching.data(max_entries=32)
 def compare_features(inp: AttentionInputs, seed: int) -> ka.FeatureComparison:
     """Error and denominator statistics against m for the three feature kinds."""
-    return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, ka.FEATURE_KINDS, FEATURE_SEEDS, seed)
+    return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, FEATURE_KINDS, FEATURE_SEEDS, seed)
 
 
 @caching.data(max_entries=32)
@@ -118,43 +118,10 @@ def polynomial_match(inp: AttentionInputs) -> ka.PolynomialMatch:
     return ka.polynomial_match(inp.q, inp.k)
 
 
-def outcome_runs(m: np.ndarray, outcomes: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
-    """Consecutive m with the same outcome of ``FeatureComparison.versus``, in order of m:
-    [(outcome, (m, ...)), ...]."""
-    runs: list[tuple[str, list[int]]] = []
-    for value, outcome in zip(m, outcomes, strict=True):
-        if runs and runs[-1][0] == outcome:
-            runs[-1][1].append(int(value))
-        else:
-            runs.append((outcome, [int(value)]))
-    return [(outcome, tuple(ms)) for outcome, ms in runs]
-
-
-@dataclass(frozen=True)
-class OutcomeRun:
-    """Consecutive feature counts where one kind compares the same way with others, for a sentence.
-
-    outcome: ``worse``, ``same`` or ``better``; m_range: ``"2–64"`` or ``"128"``; ratio: the
-    error ratios over the run, ``"×1.35–2.58"`` or ``"×0.93"``.
-    """
-
-    outcome: str
-    m_range: str
-    ratio: str
-
-
-def comparison_runs(cmp: ka.FeatureComparison, kind: str, others: tuple[str, ...]) -> list[OutcomeRun]:
-    """``kind`` against the best of ``others`` along m (``FeatureComparison.versus`` and ``ratio``),
-    as runs of consecutive m with the same outcome."""
-    ratio = cmp.ratio(kind, others)  # (M,)
-    position = {int(m): i for i, m in enumerate(cmp.m)}
-    out = []
-    for outcome, ms in outcome_runs(cmp.m, cmp.versus(kind, others)):
-        r = ratio[[position[m] for m in ms]]
-        lo, hi = f"{r.min():.2f}", f"{r.max():.2f}"
-        span = str(ms[0]) if len(ms) == 1 else f"{ms[0]}–{ms[-1]}"
-        out.append(OutcomeRun(outcome, span, f"×{lo}" if lo == hi else f"×{lo}–{hi}"))
-    return out
+# The page's sentences on a comparison, from core (``core.lessons.kernel_approximation``).
+outcome_runs = ka.outcome_runs
+OutcomeRun = ka.OutcomeRun
+comparison_runs = ka.comparison_runs
 
 
 @caching.data(max_entries=32)
@@ -165,7 +132,7 @@ def causal_check(inp: AttentionInputs, m: int, feature_map: str, seed: int) -> k
 
 @caching.data(max_entries=32)
 def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
-    """Attention weights (L, S) with each kernel of ``core.kernel_approximation.DISSECTION_KERNELS``."""
+    """Attention weights (L, S) with each kernel of ``DISSECTION_KERNELS`` (the lesson's)."""
     return {name: ka.dissection_weights(inp.q, inp.k, name) for name in ka.DISSECTION_KERNELS}
 
 
@@ -174,45 +141,7 @@ def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CostRun:
-    """One measurement of time and peak memory against L.
-
-    Attributes:
-        points: every measured point, in order.
-        d, m: the key dimension and the number of FAVOR+ features.
-        max_length: the largest L asked for.
-        stopped: method -> L at which it stopped because a call exceeded the per-point budget
-            (or the total budget ran out), absent when it reached max_length.
-        seconds: total wall time of the run.
-        torch_version: the torch that ran it.
-    """
-
-    points: tuple[ka.CostPoint, ...]
-    d: int
-    m: int
-    max_length: int
-    stopped: dict[str, int]
-    seconds: float
-    torch_version: str
-
-    def series(self, method: str, field: str) -> tuple[np.ndarray, np.ndarray]:
-        """(lengths, values) of one method; field is ``seconds`` or ``peak_bytes``."""
-        pts = [p for p in self.points if p.method == method]
-        return np.array([p.L for p in pts], dtype=float), np.array(
-            [getattr(p, field) for p in pts], dtype=float
-        )
-
-    def crossover(self, method: str, field: str) -> float | None:
-        """L where ``method`` becomes cheaper than the exact attention (None: not within the run)."""
-        le, ve = self.series("exact", field)
-        la, va = self.series(method, field)
-        common = np.intersect1d(le, la)
-        if common.size == 0:
-            return None
-        e = np.array([ve[le == x][0] for x in common])
-        a = np.array([va[la == x][0] for x in common])
-        return ka.crossover_length(common, e, a)
+CostRun = ka.CostRun
 
 
 @st.cache_resource
@@ -237,33 +166,14 @@ def run_cost(max_length: int, m: int, on_progress: Callable[[float, str], None])
     if not lock.acquire(blocking=False):
         return None
     try:
-        start = time.perf_counter()
-        lengths = cost_lengths(max_length)
-        points: list[ka.CostPoint] = []
-        stopped: dict[str, int] = {}
-        total = len(lengths) * len(ka.COST_METHODS)
-        done = 0
-        for L in lengths:
-            for method in ka.COST_METHODS:
-                done += 1
-                if method in stopped:
-                    continue
-                if time.perf_counter() - start > TOTAL_BUDGET_S:
-                    stopped[method] = L
-                    continue
-                on_progress(done / total, method)
-                point = ka.measure_cost(method, L, COST_D, m, repeat=2)
-                points.append(point)
-                if point.seconds > POINT_BUDGET_S:
-                    stopped[method] = L
-        return CostRun(
-            points=tuple(points),
-            d=COST_D,
-            m=int(m),
-            max_length=int(max_length),
-            stopped=stopped,
-            seconds=time.perf_counter() - start,
-            torch_version=ka.torch_version(),
+        return ka.measure_costs(
+            cost_lengths(max_length),
+            COST_D,
+            m,
+            max_length=max_length,
+            point_budget_s=POINT_BUDGET_S,
+            total_budget_s=TOTAL_BUDGET_S,
+            on_progress=on_progress,
         )
     finally:
         lock.release()

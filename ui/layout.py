@@ -14,7 +14,7 @@ import pyarrow as pa
 import streamlit as st
 
 from figures import projector
-from figures.common import narrow_layout
+from figures.common import FIGURE_CONFIG, narrow_layout
 from figures.export import figure_csv
 from ui import caching, classroom, viewport
 from ui.handout import qualified_name, record, source
@@ -22,11 +22,8 @@ from ui.i18n import t
 from ui.plotly_spec import Marks
 from ui.router import ensure_routed
 
-#: Plotly config for every chart: no logo, and the download button saves a big PNG for slides.
-PLOTLY_CONFIG: dict[str, Any] = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "scale": 2},
-}
+#: Plotly config for every chart (``figures.common``, shared with the handout's figures).
+PLOTLY_CONFIG = FIGURE_CONFIG
 
 
 #: How many figures of one builder stay cached per server process (all sessions share them).
@@ -239,3 +236,21 @@ def table(data: Any, *, where: Any = None, **kwargs: Any) -> Any:
     element = (where or st).table(converted, **kwargs)
     record("table", element, key="table", obj=converted)  # by reference: read on the handout's click
     return element
+
+
+#: The kernel regression <-> attention dictionary (the post's table, section 2.3): one row per
+#: role, its texts in ``common.json`` (``common.dictionary_<row>_<column>``). Defined once; the home
+#: page, the kernel regression page and the kernels-to-attention page show it.
+DICTIONARY_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
+DICTIONARY_COLUMNS = ("role", "nw", "attention")
+
+
+def dictionary_table(where: Any = None) -> Any:
+    """The kernel regression <-> attention dictionary as a table, in the current language."""
+    return table(
+        {
+            t(f"common.dictionary_col_{c}"): [t(f"common.dictionary_{r}_{c}") for r in DICTIONARY_ROWS]
+            for c in DICTIONARY_COLUMNS
+        },
+        where=where,
+    )

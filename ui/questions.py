@@ -29,9 +29,8 @@ prints the question, its answers section the answer and what :func:`reveal` drew
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import streamlit as st
@@ -40,6 +39,7 @@ from figures.export import HandoutQuestion
 from ui import class_answers, classroom, handout
 from ui import controls as uc
 from ui.i18n import t, translator
+from ui.link_keys import check_key, is_answer_param, is_right, show_key, widget_key
 
 #: Session-state slot of a checked question: ``(response, answer it was checked against)``.
 _CHECKED = "_q_{qid}_checked"
@@ -50,28 +50,6 @@ _ASKED = "_q_asked"
 #: Session-state set of the questions a student in a class must not see answered yet (issue 26:
 #: the teacher has not revealed them): no Show me, and nothing they hold back is drawn.
 _HELD = "_q_held"
-#: Prefix of every question widget's key: the URL parameters an answer would have used.
-ANSWER_PREFIX = "q_"
-
-
-def widget_key(qid: str) -> str:
-    """The key of question ``qid``'s answer widget (session state only, never the URL)."""
-    return f"{ANSWER_PREFIX}{qid}"
-
-
-def check_key(qid: str) -> str:
-    """The key of question ``qid``'s Check button."""
-    return f"{ANSWER_PREFIX}{qid}_check"
-
-
-def show_key(qid: str) -> str:
-    """The key of question ``qid``'s Show me button."""
-    return f"{ANSWER_PREFIX}{qid}_show"
-
-
-def is_answer_param(name: str) -> bool:
-    """Whether a URL parameter (or widget key) belongs to a question: never kept in a link."""
-    return name.startswith(ANSWER_PREFIX)
 
 
 def start_page() -> None:
@@ -131,20 +109,6 @@ def reveal(
     return False
 
 
-def is_right(response: Any, answer: Any, *, tolerance: float = 0.0, relative: bool = False) -> bool:
-    """Whether ``response`` matches ``answer``: ids compare equal, numbers within the tolerance.
-
-    ``relative`` makes ``tolerance`` a fraction of ``|answer|``. A None response is never right.
-    """
-    if response is None:
-        return False
-    if isinstance(answer, Real) and not isinstance(answer, bool):
-        a, r = float(answer), float(response)
-        allowed = tolerance * abs(a) if relative else tolerance
-        return math.isfinite(r) and abs(r - a) <= allowed + 1e-9 * max(1.0, abs(a))
-    return str(response) == str(answer)
-
-
 def _record_check(qid: str, answer: Any) -> None:
     """Check button callback: remember the response and the answer it is checked against."""
     response = st.session_state.get(widget_key(qid))
@@ -167,6 +131,64 @@ def _format_number(value: float, fmt: str | None) -> str:
     if fmt:
         return fmt % value
     return f"{value:.4g}"
+
+
+def _answer_widget(
+    key: str,
+    labels: Mapping[str, str] | None,
+    min_value: float | None,
+    max_value: float | None,
+    step: float,
+    fmt: str | None,
+) -> Any:
+    """The answer's widget: a radio over the choices' ``labels`` (no pick yet), or a number input.
+
+    Returns the response (None until given).
+    """
+    if labels is not None:
+        return uc.radio(
+            "q.your_answer",
+            key=key,
+            options=list(labels),
+            index=None,
+            format_func=labels.__getitem__,
+            url=False,
+        )
+    return st.number_input(
+        t("q.your_answer"),
+        key=key,
+        min_value=min_value,
+        max_value=max_value,
+        value=None,
+        step=step,
+        format=fmt,
+        placeholder=t("q.number_placeholder"),
+    )
+
+
+def _buttons(qid: str, answer: Any, response: Any, *, shown: bool, hold: bool) -> bool:
+    """Check and Show me in one row; returns whether the answer is shown now.
+
+    ``hold``: a student in a class before the teacher's reveal: Check waits, no Show me, and
+    :func:`revealed` holds back what the question answers (the question joins the held set).
+    """
+    row = st.container(horizontal=True)
+    row.button(
+        t("q.check"),
+        key=check_key(qid),
+        icon=":material/check:",
+        on_click=_record_check,
+        args=(qid, answer),
+        disabled=response is None or hold,  # a student in a class: Check after the teacher's reveal
+    )
+    held = st.session_state.setdefault(_HELD, set())
+    if hold:
+        held.add(qid)
+        return False
+    held.discard(qid)
+    if not shown:
+        row.button(t("q.show"), key=show_key(qid), icon=":material/visibility:", on_click=_show, args=(qid,))
+    return shown
 
 
 def ask(
@@ -222,26 +244,10 @@ def ask(
     box = st.container(border=True)
     with box:
         st.markdown(f":material/quiz: **{t('q.predict')}** " + prompt)
-        if choices is not None:
-            response = uc.radio(
-                "q.your_answer",
-                key=key,
-                options=list(choices),
-                index=None,
-                format_func=labels.__getitem__,
-                url=False,
-            )
-        else:
-            response = st.number_input(
-                t("q.your_answer"),
-                key=key,
-                min_value=min_value,
-                max_value=max_value,
-                value=None,
-                step=step if step is not None else (1 if integer else 0.01),
-                format=fmt,
-                placeholder=t("q.number_placeholder"),
-            )
+        step = step if step is not None else (1 if integer else 0.01)
+        response = _answer_widget(
+            key, labels if choices is not None else None, min_value, max_value, step, fmt
+        )
         shown = revealed(qid)
         if callable(answer) and (response is not None or shown):
             answer = answer()
@@ -252,25 +258,7 @@ def ask(
             qid, response, answer=answer, choices=choices, labels=labels if choices is not None else None,
             tolerance=tolerance, relative=relative, min_value=min_value, max_value=max_value, fmt=fmt,
         )  # fmt: skip
-        row = st.container(horizontal=True)
-        row.button(
-            t("q.check"),
-            key=check_key(qid),
-            icon=":material/check:",
-            on_click=_record_check,
-            args=(qid, answer),
-            disabled=response is None or hold,  # a student in a class: Check after the teacher's reveal
-        )
-        held = st.session_state.setdefault(_HELD, set())
-        if hold:
-            held.add(qid)
-            shown = False
-        else:
-            held.discard(qid)
-        if not shown and not hold:
-            row.button(
-                t("q.show"), key=show_key(qid), icon=":material/visibility:", on_click=_show, args=(qid,)
-            )
+        shown = _buttons(qid, answer, response, shown=shown, hold=hold)
         verdict = (
             None
             if hold

@@ -7,7 +7,7 @@ leaving the page or closing the tab makes Streamlit stop the running script (wit
 ``runner.fastReruns``, the default, it starts the next run at once and raises a stop signal in
 the old one at its next Streamlit call). ``should_stop`` reads ``st.session_state`` before every
 batch, and reading session state is such a call, so the loop ends within one batch. The
-:class:`core.training.TrainResult` lives in this session's :class:`LiveState` from before the
+:class:`core.training.TrainingRun` lives in this session's :class:`LiveState` from before the
 first batch and is trained in place, so the interrupted run resumes exactly where it stopped.
 
 Only ``MAX_CONCURRENT`` trainings run at once on the whole server (a ``threading.BoundedSemaphore``
@@ -31,10 +31,9 @@ from typing import Any
 import streamlit as st
 
 from core.attention import SCALE_MODES
-from core.findings import Findings, measure_findings
+from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
-from core.presets import PRESETS, preset_config
-from core.training import Preview, TrainResult, start_run, train
+from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
 from ui import caching, controls
@@ -187,119 +186,137 @@ def _draw_controls() -> dict[str, Any]:
     d = TransformerConfig()
     col_model, col_attention, col_training = st.columns(3)
     with col_model.expander(t("tr.group_model"), expanded=True):
-        values = {
-            "d_model": controls.select_slider(
-                "tr.d_model",
-                key="tr_d_model",
-                options=D_MODEL_OPTIONS,
-                value=d.d_model,
-                help_key="tr.d_model_help",
-            ),
-            "n_heads": controls.select_slider(
-                "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
-            ),
-            "n_layers": controls.slider(
-                "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
-            ),
-            "positional": controls.radio(
-                "tr.positional",
-                key="tr_pos",
-                options=POSITIONAL_KINDS,
-                index=POSITIONAL_KINDS.index(d.positional),
-                format_func=_labels("tr.positional_"),
-                help_key="tr.positional_help",
-            ),
-            "norm_first": controls.toggle(
-                "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
-            ),
-        }
+        values = _model_controls(d)
     with col_attention.expander(t("tr.group_attention"), expanded=True):
-        scale = controls.radio(
-            "tr.scale",
-            key="tr_scale",
-            options=SCALE_MODES,
-            index=SCALE_MODES.index(d.scale),
-            format_func=_labels("tr.scale_"),
-            help_key="tr.scale_help",
-        )
-        values |= {
-            "scale": scale,
-            "custom_divisor": controls.number_input(
-                "tr.divisor",
-                key="tr_divisor",
-                min_value=0.1,
-                max_value=100.0,
-                value=d.custom_divisor,
-                step=0.5,
-                help_key="tr.divisor_help",
-                disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
-            ),
-            "attn_dropout": controls.slider(
-                "tr.dropout",
-                key="tr_dropout",
-                min_value=0.0,
-                max_value=0.5,
-                value=d.attn_dropout,
-                step=0.05,
-                help_key="tr.dropout_help",
-            ),
-            "causal": controls.toggle(
-                "tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"
-            ),
-            "diversity_weight": controls.select_slider(
-                "tr.diversity",
-                key="tr_diversity",
-                options=DIVERSITY_OPTIONS,
-                value=d.diversity_weight,
-                format_func=_number,
-                help_key="tr.diversity_help",
-            ),
-        }
+        values |= _attention_controls(d)
     with col_training.expander(t("tr.group_training"), expanded=True):
-        values |= {
-            "learning_rate": controls.select_slider(
-                "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
-            ),
-            "batch_size": controls.select_slider(
-                "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
-            ),
-            "epochs": controls.slider(
-                "tr.epochs",
-                key="tr_epochs",
-                min_value=1,
-                max_value=MAX_EPOCHS_CONTROL,
-                value=d.epochs,
-                step=1,
-            ),
-            "seed": controls.seed("tr_seed", value=d.seed),
-        }
+        values |= _training_controls(d)
     with col_training.expander(t("tr.group_data"), expanded=False):
-        values |= {
-            "seq_len": controls.select_slider(
-                "tr.seq_len",
-                key="tr_seq_len",
-                options=SEQ_LEN_OPTIONS,
-                value=d.seq_len,
-                help_key="tr.seq_len_help",
-            ),
-            "n_train": controls.select_slider(
-                "tr.n_train",
-                key="tr_n_train",
-                options=TRAIN_OPTIONS,
-                value=d.n_train,
-                help_key="tr.n_train_help",
-            ),
-            "momentum": controls.slider(
-                "tr.momentum",
-                key="tr_momentum",
-                min_value=0.0,
-                max_value=0.95,
-                value=d.momentum,
-                step=0.05,
-                help_key="tr.momentum_help",
-            ),
-        }
+        values |= _data_controls(d)
     return values
+
+
+def _model_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The model group (width, heads, layers, positions, pre-LN); ``d`` gives the defaults."""
+    return {
+        "d_model": controls.select_slider(
+            "tr.d_model",
+            key="tr_d_model",
+            options=D_MODEL_OPTIONS,
+            value=d.d_model,
+            help_key="tr.d_model_help",
+        ),
+        "n_heads": controls.select_slider(
+            "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
+        ),
+        "n_layers": controls.slider(
+            "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
+        ),
+        "positional": controls.radio(
+            "tr.positional",
+            key="tr_pos",
+            options=POSITIONAL_KINDS,
+            index=POSITIONAL_KINDS.index(d.positional),
+            format_func=_labels("tr.positional_"),
+            help_key="tr.positional_help",
+        ),
+        "norm_first": controls.toggle(
+            "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
+        ),
+    }
+
+
+def _attention_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The attention group (scale and its divisor, dropout, mask, head diversity)."""
+    scale = controls.radio(
+        "tr.scale",
+        key="tr_scale",
+        options=SCALE_MODES,
+        index=SCALE_MODES.index(d.scale),
+        format_func=_labels("tr.scale_"),
+        help_key="tr.scale_help",
+    )
+    return {
+        "scale": scale,
+        "custom_divisor": controls.number_input(
+            "tr.divisor",
+            key="tr_divisor",
+            min_value=0.1,
+            max_value=100.0,
+            value=d.custom_divisor,
+            step=0.5,
+            help_key="tr.divisor_help",
+            disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
+        ),
+        "attn_dropout": controls.slider(
+            "tr.dropout",
+            key="tr_dropout",
+            min_value=0.0,
+            max_value=0.5,
+            value=d.attn_dropout,
+            step=0.05,
+            help_key="tr.dropout_help",
+        ),
+        "causal": controls.toggle("tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"),
+        "diversity_weight": controls.select_slider(
+            "tr.diversity",
+            key="tr_diversity",
+            options=DIVERSITY_OPTIONS,
+            value=d.diversity_weight,
+            format_func=_number,
+            help_key="tr.diversity_help",
+        ),
+    }
+
+
+def _training_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The training group (learning rate, batch, epochs, seed)."""
+    return {
+        "learning_rate": controls.select_slider(
+            "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
+        ),
+        "batch_size": controls.select_slider(
+            "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
+        ),
+        "epochs": controls.slider(
+            "tr.epochs",
+            key="tr_epochs",
+            min_value=1,
+            max_value=MAX_EPOCHS_CONTROL,
+            value=d.epochs,
+            step=1,
+        ),
+        "seed": controls.seed("tr_seed", value=d.seed),
+    }
+
+
+def _data_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The data group (sequence length, training windows, momentum of the walks)."""
+    return {
+        "seq_len": controls.select_slider(
+            "tr.seq_len",
+            key="tr_seq_len",
+            options=SEQ_LEN_OPTIONS,
+            value=d.seq_len,
+            help_key="tr.seq_len_help",
+        ),
+        "n_train": controls.select_slider(
+            "tr.n_train",
+            key="tr_n_train",
+            options=TRAIN_OPTIONS,
+            value=d.n_train,
+            help_key="tr.n_train_help",
+        ),
+        "momentum": controls.slider(
+            "tr.momentum",
+            key="tr_momentum",
+            min_value=0.0,
+            max_value=0.95,
+            value=d.momentum,
+            step=0.05,
+            help_key="tr.momentum_help",
+        ),
+    }
 
 
 def make_config(values: dict[str, Any]) -> TransformerConfig:
@@ -343,7 +360,7 @@ class LiveState:
     not touch Streamlit; it updates this object instead.
 
     Attributes:
-        run: the current :class:`TrainResult` (trained in place), or None.
+        run: the current :class:`TrainingRun` (trained in place), or None.
         mode: idle, running, step, paused or done.
         start_new: set by Train/Step: this script run may replace an incompatible run.
         wall: wall seconds spent in ``train`` for this run, page updates included.
@@ -355,7 +372,7 @@ class LiveState:
         history: rows of this session's recent runs (at most ``HISTORY_ROWS``).
     """
 
-    run: TrainResult | None = None
+    run: TrainingRun | None = None
     mode: str = "idle"
     start_new: bool = False
     wall: float = 0.0
@@ -374,7 +391,7 @@ def live() -> LiveState:
     return state
 
 
-def current_run() -> TrainResult | None:
+def current_run() -> TrainingRun | None:
     """This session's run, or None."""
     return live().run
 
@@ -512,9 +529,9 @@ def _should_stop() -> bool:
 def train_live(
     config: TransformerConfig,
     *,
-    on_epoch: Callable[[TrainResult], None],
+    on_epoch: Callable[[TrainingRun], None],
     on_wait: Callable[[], None],
-) -> TrainResult | None:
+) -> TrainingRun | None:
     """Train the session's run (starting it when needed) inside this script run.
 
     ``on_epoch`` redraws the page's live charts; ``on_wait`` shows the "waiting for a free slot"
@@ -559,7 +576,7 @@ def check_mode(config: TransformerConfig | None) -> str:
     return state.mode
 
 
-def follow_latest_epoch(run: TrainResult) -> None:
+def follow_latest_epoch(run: TrainingRun) -> None:
     """Move the replay slider to the newest snapshot whenever a new epoch has finished.
 
     Call before the slider is drawn; the learner's own choice is kept until training moves on.
@@ -570,7 +587,7 @@ def follow_latest_epoch(run: TrainResult) -> None:
         st.session_state[REPLAY_KEY] = newest
 
 
-def replay_slider(run: TrainResult) -> int:
+def replay_slider(run: TrainingRun) -> int:
     """The bound slider over the epochs whose attention snapshot is kept (0 = before training).
 
     Drawn with ``st.select_slider`` directly: when :func:`follow_latest_epoch` has set its value
@@ -598,7 +615,7 @@ def config_error_key(values: dict[str, Any]) -> str:
     return "tr.error_too_big"
 
 
-def findings(run: TrainResult) -> Findings:
+def findings(run: TrainingRun) -> Findings:
     """The run's measured findings, computed once per state of the run (kept in session state)."""
     state = live()
     key = (id(run), run.batches_done)
@@ -611,7 +628,7 @@ def findings(run: TrainResult) -> Findings:
     return value
 
 
-def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None:
+def _record_history(state: LiveState, run: TrainingRun, found: Findings) -> None:
     diag = {d.id: d.value for d in found.diagnostics}
     row = {
         "run": id(run),

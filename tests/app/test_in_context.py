@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from core import in_context as core_ic
+from core.lessons import in_context as lesson
 from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import in_context as ui_ic
 from ui import training as ui_tr
@@ -204,7 +205,7 @@ def test_low_rank_window_section(lang):
     labels = [m.label for m in at.metric]
     assert cat["ic.metric_angle"] in labels
     angle = float(at.metric[labels.index(cat["ic.metric_angle"])].value.rstrip("°"))
-    window = core_ic.window_of(_live(at).run.m, _live(at).run.b)
+    window = lesson.window_of(_live(at).run.m, _live(at).run.b)
     assert angle == pytest.approx(window.angle_deg, abs=0.05)
     assert _chart_count(at) == 4  # + the ellipse
     # issue 22.6: a negative eigenvalue is said as such (no "width 10"), and the claim "narrow along
@@ -230,7 +231,7 @@ def test_the_window_claim_when_it_holds():
     """Narrow along b and wide across it, said only when the run on screen measures it."""
     cat = load_catalogue("en")
     m, b = np.diag([16.0, 1.0, 0.5]), np.array([1.0, 0.0, 0.0])
-    window = core_ic.window_of(m, b)
+    window = lesson.window_of(m, b)
     assert window.narrow_along_wide_across
     sentence = ui_ic.window_claim(window)
     assert sentence.startswith(cat["ic.window_claim_holds"].split("{")[0])
@@ -245,7 +246,7 @@ def test_n128_default_steps_say_the_run_has_not_converged():
     at.button(key="ic_btn_train").click().run()
     assert_clean(at)
     run = _live(at).run
-    drift, window = core_ic.bandwidth_drift(run.bandwidth)
+    drift, window = lesson.bandwidth_drift(run.bandwidth)
     assert drift < -ui_ic.SETTLED_DRIFT
     cat = load_catalogue("en")
     text = "\n".join(m.value for m in at.markdown)
@@ -258,7 +259,7 @@ def test_a_settled_run_says_nothing_of_convergence():
     at = open_page("in-context", folded=True)  # the defaults: N = 32, 500 steps, settled
     at.button(key="ic_btn_train").click().run()
     assert_clean(at)
-    assert abs(core_ic.bandwidth_drift(_live(at).run.bandwidth)[0]) <= ui_ic.SETTLED_DRIFT
+    assert abs(lesson.bandwidth_drift(_live(at).run.bandwidth)[0]) <= ui_ic.SETTLED_DRIFT
     text = "\n".join(m.value for m in at.markdown)
     assert load_catalogue("en")["ic.not_converged"].split("{")[0] not in text
 

@@ -198,8 +198,8 @@ def test_chinese_page_runs_the_measurement():
 def test_the_rms_gap_metric_is_the_charts_median_at_m():
     """The metric sat at 0.262 beside a chart point near 0.4: now it is the chart's own point, the
     median of the draws the caption and the legend name, recomputed here one draw at a time."""
-    from core import kernel_approximation as ka
     from core.data import post_data
+    from core.random_features import rff_nw_predict
 
     at = open_page(PAGE, lang="en", params={"ka_m": "16", "ka_seed": "3"}, folded=True)
     assert_clean(at)
@@ -209,7 +209,7 @@ def test_the_rms_gap_metric_is_the_charts_median_at_m():
     shown = float(metric(at, f"RMS gap to the exact fit (median of {uk.RFF_SEEDS} draws)"))
     d = post_data()
     xq = np.linspace(-3, 3, uk.N_QUERY)
-    draws = [ka.rff_nw_predict(d.x, d.y, xq, 0.3, 16, seed=3 + s).rms_error for s in range(uk.RFF_SEEDS)]
+    draws = [rff_nw_predict(d.x, d.y, xq, 0.3, 16, seed=3 + s).rms_error for s in range(uk.RFF_SEEDS)]
     assert shown == pytest.approx(float(np.median(draws)), rel=2e-3)  # the metric shows 3 digits
     assert values(fit_line["y"])[at_m] == pytest.approx(float(np.median(draws)), rel=1e-9)
     captions = "\n".join(c.value for c in at.caption)
@@ -222,7 +222,7 @@ def test_the_rms_gap_metric_is_the_charts_median_at_m():
 def test_the_trigonometric_sentence_is_the_comparison_on_screen(sigma, d_k):
     """At σ = 0.25, D = 8 trigonometric features are better at every m: the page used to say they
     are "far worse at small m" for every σ. Its sentence now comes from the comparison shown."""
-    from core import kernel_approximation as ka
+    from core.lessons import kernel_approximation as ka
 
     at = open_page(PAGE, params={"ka_sigma": sigma, "ka_dk": d_k})
     assert_clean(at)
@@ -249,7 +249,7 @@ def _in_run(m: int, part: str) -> bool:
 
 
 def test_the_polynomial_sentence_says_exp_of_twice_the_score():
-    from core import kernel_approximation as ka
+    from core.lessons import kernel_approximation as ka
 
     at = open_page(PAGE, params={"ka_sigma": "0.5", "ka_dk": "16"})
     inp = ka.attention_inputs(16, 16, 0.5, 0, uk.D_V)
@@ -261,7 +261,7 @@ def test_the_polynomial_sentence_says_exp_of_twice_the_score():
 
 
 def test_comparison_runs_group_consecutive_m():
-    from core import kernel_approximation as ka
+    from core.lessons import kernel_approximation as ka
 
     cmp = ka.FeatureComparison(
         m=np.array([2.0, 4.0, 8.0, 16.0]),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.kernel_attention import BandwidthLearning, MetricLearning
+from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning
 from tests.app.conftest import assert_clean, open_page
 from ui import attention as ua
 from ui.i18n import load_catalogue

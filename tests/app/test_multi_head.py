@@ -8,7 +8,7 @@ from dataclasses import astuple
 import numpy as np
 import pytest
 
-from core.head_redundancy import points_from_json, redundancy_vs_heads
+from core.lessons.multi_head import points_from_json, redundancy_vs_heads
 from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts, show_answers
 from ui.i18n import load_catalogue
 from ui.multihead import SHIPPED_REDUNDANCY, SHIPPED_REDUNDANCY_FILE

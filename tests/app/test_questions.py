@@ -20,14 +20,14 @@ import pytest
 from streamlit.testing.v1.element_tree import Block, Widget
 
 from core import attention as attn
-from core import attention_analysis as aa
-from core import findings as verdicts
 from core import in_context as core_ic
-from core import kernel_approximation as ka
 from core import kernel_attention as bridge
-from core import multihead_analysis as mha
 from core import training as core_training
 from core.data import make_data
+from core.lessons import kernel_approximation as ka
+from core.lessons import multi_head as mha
+from core.lessons import scaled_dot_product as aa
+from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth
 from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import in_context as ui_ic
@@ -169,9 +169,7 @@ def _sdp_now(at):
 
 
 def _sdp_peak(at) -> str:
-    e = attn.dk_experiment(
-        list(aa.DK_OPTIONS), length=16, n_trials=32, seed=int(at.session_state["sdp_seed"])
-    )
+    e = aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=int(at.session_state["sdp_seed"]))
     peak = float(e.max_weight_unscaled[list(e.d_k).index(int(at.session_state["sdp_dk"]))])
     return nearest({"one": 1.0, "uniform": 1 / 16}, peak)
 

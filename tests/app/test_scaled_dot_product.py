@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
+from core.lessons.scaled_dot_product import apply_editor_edits, build_mask, default_custom_mask
 from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
 from ui.i18n import load_catalogue
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from core import training as core_training
-from core.presets import preset_config
-from core.training_evaluation import fixed_example
+from core.lessons.training import preset_config
 from core.transformer import TransformerConfig
 from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import training as ui_tr
@@ -61,7 +60,7 @@ def _assert_preview_of(at, cat, config: TransformerConfig) -> None:
     assert len(drawn) >= 3
     for y in drawn:
         assert np.any(np.all(np.isclose(train_rows, y[None, :], rtol=0, atol=1e-7), axis=1))
-    example = fixed_example(reference.data).numpy().astype(float)
+    example = core_training.fixed_example(reference.data).numpy().astype(float)
     (bold,) = [w for w in walks if w["name"] == cat["tr.legend_example"]]
     np.testing.assert_allclose(_array(bold["y"]), example[:-1], atol=1e-7)
     (target,) = [w for w in walks if w["name"] == cat["tr.legend_next"]]
@@ -360,7 +359,7 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
     assert_clean(at)
     run = _run(at)
     assert run.config.causal is (causal == "true")
-    from core import findings as verdicts
+    from core.lessons import training as verdicts
 
     found = _live(at).findings[1]  # what the page measured and showed
     cat = load_catalogue(lang)

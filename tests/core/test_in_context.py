@@ -145,17 +145,6 @@ def test_bandwidth_moves_with_L_and_noise():
     assert h["noisy"] > 1.25 * h["quiet"]  # more noise: wider window
 
 
-def test_low_rank_M_aligns_with_b():
-    for dim in (2, 5):
-        config = ic.ICLConfig(family="low_rank", dim=dim, **FAST)
-        run = ic.train_icl(config)
-        window = ic.window_of(run.m, run.b)
-        assert window.cosine > 0.9, dim
-        assert window.angle_deg < 26
-    # in 5-D the window across b is clearly wider than along it
-    assert window.widths[0] < 0.8 * np.median(window.widths[1:])
-
-
 def test_deterministic_and_resume_equals_one_run():
     config = ic.ICLConfig(steps=60, batch_tasks=8, test_tasks=32, eval_every=7)
     one = ic.train_icl(config)
@@ -212,49 +201,6 @@ def test_bad_configs_raise(changes):
         ic.ICLConfig(**changes)
 
 
-def test_window_and_bandwidth_readouts():
-    b = np.array([1.0, 0.0])
-    m = np.array([[25.0, 0.0], [0.0, 1.0]])
-    window = ic.window_of(m, b)
-    np.testing.assert_allclose(window.widths, [0.2, 1.0])
-    assert window.cosine == pytest.approx(1.0)
-    assert window.angle_deg == pytest.approx(0.0, abs=1e-6)
-    assert ic.effective_bandwidth(m, "low_rank", b) == pytest.approx(0.2)
-    assert ic.effective_bandwidth(m, "full") == pytest.approx(1 / math.sqrt(13))
-    assert ic.effective_bandwidth(-m, "full") == ic.H_CAP
-    rot = np.array([[0.0, -1.0], [1.0, 0.0]])
-    assert ic.window_of(rot @ m @ rot.T, b).angle_deg == pytest.approx(90.0)
-    with pytest.raises(ValueError, match="hidden direction"):
-        ic.effective_bandwidth(m, "low_rank")
-
-
-def _rotated(curvatures: list[float], angle: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
-    """M = R diag(curvatures) Rᵀ with R a rotation about the third axis, and b = R e1 (3-D)."""
-    c, s = math.cos(angle), math.sin(angle)
-    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-    return rot @ np.diag(curvatures) @ rot.T, rot[:, 0]
-
-
-def test_window_reads_m_along_b_and_across_it_with_negative_curvature():
-    """Issue 22.6: the learned M of the low-rank d = 3 run has eigenvalues like [16.8, 14.8, -13.4]:
-    along b a window, across b one as narrow and one where the score grows with distance."""
-    m, b = _rotated([16.8, 14.8, -13.4])
-    window = ic.window_of(m, b)
-    assert window.along_b == pytest.approx(16.8)
-    np.testing.assert_allclose(window.across_b, [-13.4, 14.8])  # smallest curvature first
-    np.testing.assert_allclose(window.curvatures, [16.8, 14.8, -13.4])
-    assert [ic.curvature_kind(v) for v in window.across_b] == ["grows", "window"]
-    assert ic.curvature_kind(0.0) == "flat"
-    assert not window.narrow_along_wide_across
-    # the width shown for a negative curvature is only the cap: never read it as a window
-    assert window.widths[-1] == ic.H_CAP
-    # narrow along b and wide across it: across b at least WIDE_FACTOR times wider, or flat
-    wide, b = _rotated([16.0, 16.0 / ic.WIDE_FACTOR**2, -0.001])
-    assert ic.window_of(wide, b).narrow_along_wide_across
-    assert not ic.window_of(*_rotated([16.0, 16.0 / ic.WIDE_FACTOR**2 * 1.1, 0.0])).narrow_along_wide_across
-    assert not ic.window_of(*_rotated([16.0, 1.0, -16.0 / ic.WIDE_FACTOR**2 * 1.1])).narrow_along_wide_across
-
-
 def test_a_negative_curvature_favours_keys_on_the_opposite_side():
     """What the page says of λ < 0 ("the score grows with distance"), on the attention itself."""
     v = np.array([0.0, 0.0, 1.0])
@@ -265,34 +211,3 @@ def test_a_negative_curvature_favours_keys_on_the_opposite_side():
     assert w[0, 0, 1] > w[0, 0, 0]  # the key on the far side wins
     _, w_pos = ic.attention_predict(np.diag([10.0, 10.0, 5.0]), keys, np.zeros((1, 2)), xq)
     assert w_pos[0, 0, 0] > w_pos[0, 0, 1]  # a positive curvature: the near side, a window
-
-
-def test_the_default_low_rank_d3_run_is_not_narrow_along_and_wide_across():
-    run = ic.train_icl(ic.ICLConfig(family="low_rank", dim=3))
-    window = ic.window_of(run.m, run.b)
-    assert window.cosine > 0.9  # aligned with b ...
-    assert "grows" in {ic.curvature_kind(v) for v in window.across_b}  # ... but no window across b
-    assert not window.narrow_along_wide_across
-
-
-def test_bandwidth_drift_against_a_formula():
-    rate = 0.0005  # h falls like exp(-rate t): the means of two windows w apart differ by exp(-rate w)
-    h = np.exp(-rate * np.arange(501))
-    drift, window = ic.bandwidth_drift(h)
-    assert window == ic.DRIFT_WINDOW
-    assert drift == pytest.approx(math.exp(-rate * ic.DRIFT_WINDOW) - 1)
-    assert ic.bandwidth_drift(np.full(501, 0.2))[0] == pytest.approx(0.0)
-    drift, window = ic.bandwidth_drift(h[:101])  # a short run compares its halves
-    assert window == 50
-    assert drift == pytest.approx(math.exp(-rate * 50) - 1)
-    assert ic.bandwidth_drift(h[:15]) is None
-
-
-@pytest.mark.slow
-def test_n128_after_the_default_steps_is_still_moving():
-    """Issue 22.6: at N = 128 the default 500 steps leave the bandwidth drifting (oracle ~0.12)."""
-    run = ic.train_icl(ic.ICLConfig(n_context=128))
-    drift, _ = ic.bandwidth_drift(run.bandwidth)
-    assert drift < -0.03  # still narrowing by more than a settled run's jitter
-    default = ic.train_icl(ic.ICLConfig())
-    assert abs(ic.bandwidth_drift(default.bandwidth)[0]) < 0.03  # N = 32: settled

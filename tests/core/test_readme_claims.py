@@ -21,13 +21,13 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from core import attention, claims, kernel_attention
-from core import attention_analysis as aa
-from core import multihead_analysis as mha
+from core import attention
 from core import training as tr
-from core.findings import Findings, measure_findings
-from core.presets import preset_config
-from core.training_diagnostics import DIAGNOSTICS
+from core.lessons import kernel_regression as claims
+from core.lessons import kernels_to_attention
+from core.lessons import multi_head as mha
+from core.lessons import scaled_dot_product as aa
+from core.lessons.training import DIAGNOSTICS, Findings, measure_findings, preset_config
 from core.transformer import TransformerConfig
 from tests.conftest import ROOT
 
@@ -98,7 +98,8 @@ def test_the_table_has_exactly_the_rows_this_test_checks():
 
 
 def test_bandwidth_selection_row():
-    # Kernel regression page: the post's data (200 points, seed 42); core.claims.post_claims
+    # Kernel regression page: the post's data (200 points, seed 42); core.lessons.kernel_regression
+    # .post_claims
     found = claims.post_claims()
     h_star, cv_star = found.best["gaussian"]
     cv_post = dict(found.claim_cv)[claims.POST_H]
@@ -119,15 +120,15 @@ def test_turning_points_row():
 
 def test_attention_equals_kernel_regression_row():
     # Kernels -> attention page defaults: h = 0.3, x* = 0.5, N = 200, seed 42 (its metrics)
-    grid = kernel_attention.nw_vs_attention(200, 42, 0.3)
-    one = kernel_attention.query_weights(200, 42, 0.3, 0.5)
+    grid = kernels_to_attention.nw_vs_attention(200, 42, 0.3)
+    one = kernels_to_attention.query_weights(200, 42, 0.3, 0.5)
     measured = [max(grid.max_diff_weights, one.max_diff), grid.max_diff_fit]
     assert_row(row("Softmax attention = kernel regression"), measured)
 
 
 def test_saturation_row():
     # Scaled dot-product page: ui.attention.sdp_dk_experiment (L = 16, 32 trials), seed 0, d_k = 512
-    e = attention.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=0)
+    e = aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=0)
     i = list(e.d_k).index(512)
     measured = [512, e.max_weight_unscaled[i], e.max_weight_scaled[i]]
     measured += [e.grad_scores_unscaled[i], e.grad_scores_scaled[i]]
@@ -165,12 +166,12 @@ def test_positions_row():
 
 
 @pytest.fixture(scope="module")
-def found(post_run, no_positions_run) -> Callable[[str], tuple[tr.TrainResult, Findings]]:
+def found(post_run, no_positions_run) -> Callable[[str], tuple[tr.TrainingRun, Findings]]:
     """Preset or seed name -> (run, its findings), each trained and measured once."""
     runs = {"post": post_run, "no_positions": no_positions_run}
-    cache: dict[str, tuple[tr.TrainResult, Findings]] = {}
+    cache: dict[str, tuple[tr.TrainingRun, Findings]] = {}
 
-    def get(name: str) -> tuple[tr.TrainResult, Findings]:
+    def get(name: str) -> tuple[tr.TrainingRun, Findings]:
         if name not in cache:
             if name in runs:
                 run = runs[name]

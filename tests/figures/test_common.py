@@ -128,3 +128,13 @@ def test_position_ticks_name_existing_columns_at_round_values():
     short = position_ticks([0.501, 0.502, 0.503], ["a", "b", "c"], 10)
     assert short["tickvals"] == ["a", "b", "c"]
     assert short["ticktext"] == ["0.5010", "0.5020", "0.5030"]
+
+
+def test_with_alpha_makes_a_palette_colour_see_through():
+    from figures.common import PALETTE, WHITE, with_alpha
+
+    assert with_alpha(PALETTE[0], 0.25) == "rgba(0,114,178,0.25)"  # #0072B2 by hand
+    assert with_alpha(WHITE, 0.8) == "rgba(255,255,255,0.8)"
+    for bad in (("#FFF", 0.5), ("0072B2", 0.5), (PALETTE[0], 1.5)):
+        with pytest.raises(ValueError, match="rrggbb"):
+            with_alpha(*bad)

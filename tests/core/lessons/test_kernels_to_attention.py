@@ -1,4 +1,4 @@
-"""core.kernel_attention's experiments (what the kernels-to-attention page shows) against references
+"""core.lessons.kernels_to_attention (what the kernels-to-attention page shows) against references
 written here: statsmodels KernelReg, NW and softmax loops from the formula, test errors recomputed
 by hand from the returned bandwidth or metric, and a brute-force leave-one-out scan."""
 
@@ -13,7 +13,8 @@ import pytest
 from statsmodels.nonparametric.kernel_regression import KernelReg
 
 from core.data import make_data
-from core.kernel_attention import (
+from core.kernel_attention import data_2d, random_vectors
+from core.lessons.kernels_to_attention import (
     GRID_HIGH,
     GRID_LOW,
     N_CURVE,
@@ -27,13 +28,11 @@ from core.kernel_attention import (
     NwVsAttention,
     QueryWeights,
     bandwidth_learning,
-    data_2d,
     learned_bandwidth,
     learned_metric,
     nw_vs_attention,
     query_weights,
     random_dot_vs_gaussian,
-    random_vectors,
 )
 
 #: Small training runs so the tests stay quick.

@@ -1,11 +1,11 @@
-"""core.multihead_analysis: the multi-head page's measurements, typed and checked against torch."""
+"""core.lessons.multi_head: the multi-head page's measurements, typed and checked against torch."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core import multihead_analysis as mha
+from core.lessons import multi_head as mha
 from core.positional import POSITIONAL_KINDS
 
 SPEC = mha.LayerSpec(16, 4, None, None, 0, "sentence", 10, "en", "none", "none")

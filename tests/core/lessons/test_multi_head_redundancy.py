@@ -1,10 +1,10 @@
-"""core.head_redundancy on a tiny, fast configuration."""
+"""core.lessons.multi_head, the redundancy of heads against their number, on a tiny, fast configuration."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.head_redundancy import points_from_json, points_to_json, redundancy_vs_heads
+from core.lessons.multi_head import points_from_json, points_to_json, redundancy_vs_heads
 
 
 def test_structure_and_invariants():

@@ -1,4 +1,5 @@
-"""core.attention_analysis: the scaled dot-product page's measurements, against brute force."""
+"""core.lessons.scaled_dot_product: the scaled dot-product page's measurements and the d_k experiment,
+against brute force and theory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core import attention_analysis as aa
+from core.lessons import scaled_dot_product as aa
 
 
 def _brute_row_stats(w: np.ndarray) -> tuple[float, float, int, int]:
@@ -115,3 +116,23 @@ def test_mask_editor_text_round_trip():
     assert aa.apply_editor_edits("garbage", 4, {9: {"0": True}, 1: {"x": True}}, labels) == "1-3-7-f"
     with pytest.raises(ValueError, match="mask mode"):
         aa.build_mask("all", 4, 0, None)
+
+
+def test_dk_experiment_against_theory():
+    e = aa.dk_experiment([1, 16, 256], length=16, n_trials=64, seed=0)
+    assert e.length == 16
+    assert e.log_s == pytest.approx(math.log(16))
+    # Var(q·k) = D for unit-variance independent entries; scaled variance is 1
+    for measured, d in zip(e.var_measured, e.d_k, strict=True):
+        assert measured == pytest.approx(d, rel=0.15)
+    assert e.var_scaled == pytest.approx([1, 1, 1], rel=0.15)
+    # without the scale softmax saturates as D grows; with it, it does not
+    assert e.max_weight_unscaled[-1] > 0.85 > 0.35 > e.max_weight_scaled[-1]
+    assert e.entropy_unscaled[-1] < 0.5 * e.entropy_scaled[-1]
+    assert e.saturated_unscaled[-1] > 0.3
+    assert e.saturated_scaled[-1] == 0
+    assert e.grad_scores_unscaled[-1] < 0.1 * e.grad_scores_scaled[-1]
+    # D = 1: scale 1/√1 = 1, both columns identical
+    assert e.entropy_scaled[0] == e.entropy_unscaled[0]
+    with pytest.raises(ValueError, match="d_k"):
+        aa.dk_experiment([0])

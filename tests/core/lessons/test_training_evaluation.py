@@ -1,4 +1,4 @@
-"""core.training_evaluation: the post's observations measured on a toy Transformer.
+"""core.lessons.training, the evaluation: the post's observations measured on a toy Transformer.
 
 References are independent of the code under test: brute-force loops over windows, steps, queries
 and keys (one forward pass per window, in eval mode, written out here), and exact properties (a
@@ -15,8 +15,7 @@ import pytest
 import torch
 
 from core import training as tr
-from core import training_evaluation as ev
-from core.presets import preset_config
+from core.lessons import training as lesson
 from core.transformer import TransformerConfig
 
 #: Untrained but with attention dropout: a measurement outside eval mode would be random and
@@ -42,10 +41,10 @@ def _assert_frozen(result) -> None:
 def test_evaluation_restores_the_training_mode():
     run = tr.start_run(SMALL)
     assert run.model.training
-    ev.validation_loss(run.model, run.data.val)
-    ev.rollout_error(run.model, run.data.val)
-    ev.evaluate_shuffled(run.model, run.data.val)
-    ev.attention_summary(run)
+    tr.validation_loss(run.model, run.data.val)
+    lesson.rollout_error(run.model, run.data.val)
+    lesson.evaluate_shuffled(run.model, run.data.val)
+    lesson.attention_summary(run)
     assert run.model.training
 
 
@@ -54,8 +53,8 @@ def test_rollout_error_against_a_loop(context):
     run = tr.start_run(SMALL)
     windows = run.data.val[:6]
     T = SMALL.seq_len
-    got = ev.rollout_error(run.model, windows, context)
-    assert isinstance(got, ev.RolloutError)
+    got = lesson.rollout_error(run.model, windows, context)
+    assert isinstance(got, lesson.RolloutError)
     _assert_frozen(got)
     sq = {"model": [], "last_value": [], "mean": []}
     for w in windows.tolist():
@@ -74,10 +73,11 @@ def test_rollout_error_against_a_loop(context):
 def test_rollout_error_defaults_to_half_the_window_and_rejects_bad_contexts():
     run = tr.start_run(SMALL)
     windows = run.data.val[:4]
-    assert ev.rollout_error(run.model, windows) == ev.rollout_error(run.model, windows, SMALL.seq_len // 2)
+    default = lesson.rollout_error(run.model, windows)
+    assert default == lesson.rollout_error(run.model, windows, SMALL.seq_len // 2)
     for context in (0, SMALL.seq_len + 1):
         with pytest.raises(ValueError, match="context"):
-            ev.rollout_error(run.model, windows, context)
+            lesson.rollout_error(run.model, windows, context)
 
 
 def test_shuffled_evaluation_against_a_loop():
@@ -85,8 +85,8 @@ def test_shuffled_evaluation_against_a_loop():
     run = tr.start_run(SMALL)
     windows = run.data.val[:5]
     N, T = windows.shape[0], SMALL.seq_len
-    got = ev.evaluate_shuffled(run.model, windows, seed=3, repeats=2)
-    assert isinstance(got, ev.ShuffleTest)
+    got = lesson.evaluate_shuffled(run.model, windows, seed=3, repeats=2)
+    assert isinstance(got, lesson.ShuffleTest)
     _assert_frozen(got)
     rows = windows.tolist()
     ordered = np.mean([(_next_value(run.model, w[:T]) - w[T]) ** 2 for w in rows])
@@ -108,8 +108,8 @@ def test_shuffled_evaluation_against_a_loop():
 @pytest.mark.parametrize("causal", [True, False])
 def test_attention_summary_against_a_loop(causal):
     run = tr.start_run(SMALL.replace(causal=causal))
-    got = ev.attention_summary(run, n_windows=8)
-    assert isinstance(got, ev.AttentionSummary)
+    got = lesson.attention_summary(run, n_windows=8)
+    assert isinstance(got, lesson.AttentionSummary)
     _assert_frozen(got)
     run.model.eval()
     with torch.no_grad():
@@ -143,7 +143,7 @@ def test_attention_summary_against_a_loop(causal):
 def test_attention_by_distance_against_a_loop():
     w = torch.rand(2, 3, 5, 5, dtype=torch.float64)
     w = w / w.sum(-1, keepdim=True)
-    shares = ev.attention_by_distance(w)
+    shares = lesson.attention_by_distance(w)
     expected = np.zeros(9)
     rows = w.reshape(-1, 5, 5).mean(0).numpy()
     for q in range(5):
@@ -151,7 +151,7 @@ def test_attention_by_distance_against_a_loop():
             expected[q - k + 4] += rows[q, k] / 5
     np.testing.assert_allclose(shares, expected, rtol=1e-12)
     assert shares.sum() == pytest.approx(1.0)
-    uniform = ev.uniform_attention_by_distance(4)
+    uniform = lesson.uniform_attention_by_distance(4)
     np.testing.assert_allclose(uniform[3:], [(1 + 1 / 2 + 1 / 3 + 1 / 4) / 4, (1 / 2 + 1 / 3 + 1 / 4) / 4,
                                              (1 / 3 + 1 / 4) / 4, 1 / 16])  # fmt: skip
 
@@ -162,10 +162,10 @@ def test_attention_by_distance_against_a_loop():
 @pytest.mark.slow
 def test_honest_error_equals_teacher_forced_loss_with_the_mask(post_run):
     val = post_run.data.val[:64]
-    teacher = ev.validation_loss(post_run.model, val)
-    assert ev.prefix_one_step_error(post_run.model, val) == pytest.approx(teacher, rel=1e-4)
-    first = ev.rollout(post_run.model, val, 6)[:, 0]
-    one_step = ev.predict(post_run.model, val[:, :-1])[:, 5]
+    teacher = tr.validation_loss(post_run.model, val)
+    assert lesson.prefix_one_step_error(post_run.model, val) == pytest.approx(teacher, rel=1e-4)
+    first = lesson.rollout(post_run.model, val, 6)[:, 0]
+    one_step = tr.predict(post_run.model, val[:, :-1])[:, 5]
     torch.testing.assert_close(first, one_step, rtol=1e-5, atol=1e-6)
 
 
@@ -173,24 +173,24 @@ def test_honest_error_equals_teacher_forced_loss_with_the_mask(post_run):
 def test_causal_leak_shows_without_the_mask(post_run, no_mask_run):
     val = no_mask_run.data.val
     teacher = no_mask_run.val_loss[-1]
-    honest = ev.prefix_one_step_error(no_mask_run.model, val)
+    honest = lesson.prefix_one_step_error(no_mask_run.model, val)
     assert honest > 3 * teacher  # training loss far below what it can do from the past
     assert no_mask_run.train_loss[-1] < post_run.train_loss[-1]  # and it looks better than honest
-    cheat_rollout = ev.rollout_error(no_mask_run.model, val).model
-    assert cheat_rollout > 2 * ev.rollout_error(post_run.model, val).model
+    cheat_rollout = lesson.rollout_error(no_mask_run.model, val).model
+    assert cheat_rollout > 2 * lesson.rollout_error(post_run.model, val).model
     assert cheat_rollout > 10 * no_mask_run.train_loss[-1]
 
 
 def test_shuffling_cannot_change_a_one_layer_model_without_positions():
-    run = tr.start_run(preset_config("no_positions"))
-    shuffled = ev.evaluate_shuffled(run.model, run.data.val[:64])
+    run = tr.start_run(lesson.preset_config("no_positions"))
+    shuffled = lesson.evaluate_shuffled(run.model, run.data.val[:64])
     assert shuffled.ratio == pytest.approx(1.0, abs=1e-4)
 
 
 @pytest.mark.slow
 def test_shuffled_test_hurts_a_model_with_positions_more(post_run, no_positions_run):
-    with_positions = ev.evaluate_shuffled(post_run.model, post_run.data.val)
-    without = ev.evaluate_shuffled(no_positions_run.model, no_positions_run.data.val)
+    with_positions = lesson.evaluate_shuffled(post_run.model, post_run.data.val)
+    without = lesson.evaluate_shuffled(no_positions_run.model, no_positions_run.data.val)
     assert with_positions.ratio > 2.0
     assert with_positions.ratio > 2 * without.ratio
     # the price of no positions: a worse fit in the true order
@@ -199,6 +199,6 @@ def test_shuffled_test_hurts_a_model_with_positions_more(post_run, no_positions_
 
 @pytest.mark.slow
 def test_attention_mass_goes_to_recent_positions(post_run):
-    summary = ev.attention_summary(post_run)
+    summary = lesson.attention_summary(post_run)
     assert summary.future == 0.0
     assert summary.recent3 > 1.3 * summary.recent3_uniform

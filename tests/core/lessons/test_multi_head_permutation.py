@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from core.attention import causal_mask
+from core.lessons.multi_head import make_permutation, permutation_experiment, permute_map
 from core.multihead import MultiHeadAttention, seeded_multihead
-from core.permutation import make_permutation, permutation_experiment, permute_map
 from core.positional import positional_table
 from core.tokens import input_tokens
 
