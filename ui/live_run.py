@@ -51,6 +51,7 @@ from types import MappingProxyType
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.i18n import t
 
@@ -594,7 +595,9 @@ class LiveRun(Generic[ConfigT, RunT]):
             state.mode = DONE if run.finished else PAUSED
         return run
 
-    def train_and_rerun(self, config: ConfigT, *, redraw: Callable[[RunT], None], status: Any) -> NoReturn:
+    def train_and_rerun(
+        self, config: ConfigT, *, redraw: Callable[[RunT], None], status: DeltaGenerator
+    ) -> NoReturn:
         """:meth:`train_live`, showing the waiting message in the ``status`` placeholder while no
         slot is free, then rerun the page (which draws the run at rest)."""
         self.train_live(config, redraw=redraw, on_wait=lambda: status.warning(self.waiting_message()))
