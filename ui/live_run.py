@@ -311,15 +311,19 @@ class Labels:
     @classmethod
     def of(cls, prefix: str) -> Labels:
         """The keys named after the page's prefix: ``tr.btn_train``, ``tr.notice_finished``, ..."""
-        return cls(
-            train=f"{prefix}.btn_train",
-            pause=f"{prefix}.btn_pause",
-            step=f"{prefix}.btn_step",
-            reset=f"{prefix}.btn_reset",
-            finished=f"{prefix}.notice_finished",
-            waiting=f"{prefix}.waiting_slot",
-            changed=f"{prefix}.config_changed",
-        )
+        return cls(**{name: f"{prefix}.{suffix}" for name, suffix in LABEL_SUFFIXES.items()})
+
+
+#: :class:`Labels` field -> the end of its i18n key in every page's catalogue.
+LABEL_SUFFIXES = {
+    "train": "btn_train",
+    "pause": "btn_pause",
+    "step": "btn_step",
+    "reset": "btn_reset",
+    "finished": "notice_finished",
+    "waiting": "waiting_slot",
+    "changed": "config_changed",
+}
 
 
 @dataclass(frozen=True)
