@@ -78,7 +78,7 @@ test-core: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/core tests/figures tests/server
 
 test-app: $(VENV)/.dev-installed
-	$(PY) -m pytest tests/app
+	$(PY) -m pytest tests/app tests/ui
 
 test-e2e: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/e2e

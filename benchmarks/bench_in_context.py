@@ -8,7 +8,7 @@ callbacks against headless training, and the sweep.
   bandwidth stays within 10 % of its final value (``stable_step``) and the CPU time to reach it
   (target: <= 10 s);
 - page: the same run with an ``on_step`` doing the live page's work (``pages/in-context.py``
-  ``LiveView.draw``): when ``ui.in_context.RedrawClock`` allows (every 0.7 s, and at most about
+  ``LiveView.draw``): when ``ui.live_run.RedrawClock`` allows (every 0.7 s, and at most about
   a ninth of the time) build the bandwidth, error and task figures with
   ``figures.in_context`` (plus the context view from ``core``) and serialise them to JSON, as
   ``st.plotly_chart`` does. Target: <= 15 % over headless (ratio of CPU times, and the time
@@ -28,7 +28,7 @@ import plotly.io as pio
 from core import in_context as ic
 from core.lessons import in_context as lesson
 from figures import in_context as figs
-from ui.in_context import RedrawClock
+from ui.live_run import RedrawClock
 
 REPEAT = 3
 THROTTLE_S = 0.7

@@ -9,7 +9,7 @@
   run's CPU seconds, the final accuracy and the induction head's prefix-matching score; then the
   1-layer control with the same budget (its accuracy; target: no formation, <= 0.6);
 - page overhead: the same default run with the callbacks a live page passes: ``should_stop``
-  polled before every step, and an ``on_step`` that, when ``ui.in_context.RedrawClock`` allows
+  polled before every step, and an ``on_step`` that, when ``ui.live_run.RedrawClock`` allows
   (every 0.7 s, and at most an eleventh of the time: ``SPACING``), does a stand-in for the redraw:
   the curves figure (loss, accuracy, every head's previous-token and prefix-matching score
   against steps) and the per-head attention maps of the current model on one held-out sequence
@@ -36,7 +36,7 @@ from plotly.subplots import make_subplots
 from core import induction as ind
 from core import induction_training as tr
 from core.lessons import induction_heads as dflt
-from ui.in_context import RedrawClock
+from ui.live_run import RedrawClock
 
 REPEAT = 2
 THROTTLE_S = 0.7

@@ -22,10 +22,11 @@ from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
+from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
-#: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
+#: ninth of the time (``ui.live_run.RedrawClock``); progress and status at most every 0.2 s.
 CHART_INTERVAL_S = 0.7
 STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
@@ -112,7 +113,7 @@ class LiveView:
         self.task = st.empty()
         self.draws = 0
         self.last_status = -float("inf")
-        self.clock = ui_ic.RedrawClock(CHART_INTERVAL_S)
+        self.clock = RedrawClock(CHART_INTERVAL_S)
 
     def draw(
         self, config: ICLConfig, refs: References, run: ICLRun | None = None, *, live: bool = False
@@ -270,17 +271,13 @@ def controls_section() -> ICLConfig | None:
 
 def live_section(config: ICLConfig | None) -> ICLRun | None:
     """Buttons, the live charts and the run; returns the run (or None)."""
-    notice = ui_ic.pop_notice()
-    if notice:
-        st.info(t(notice))
-    ui_ic.render_buttons(config is not None)
-    run = ui_ic.live().run
-    if run is not None and config is not None and not run.config.same_run_as(config):
-        st.warning(t("ic.config_changed"))
+    ui_ic.LIVE.buttons(config is not None)
+    run = ui_ic.LIVE.current()
+    ui_ic.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     if shown is None:
         return None
-    training = ui_ic.mode(config) in ("running", "step")
+    training = ui_ic.LIVE.is_training(config)
     with st.spinner(t("ic.measuring_refs")):
         # before any run, without the slow LOO-CV line: a task control's step stays light
         refs = ui_ic.references(shown, loo=run is not None or training)
@@ -306,12 +303,9 @@ def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs
             refs = ui_ic.references(config)
         view.draw(config, refs, None)
         view.status.info(t("ic.starting"))
-    ui_ic.train_live(
-        config,
-        on_step=lambda r: view.draw(r.config, refs, r, live=True),
-        on_wait=lambda: view.status.warning(ui_ic.waiting_message()),
+    ui_ic.LIVE.train_and_rerun(
+        config, redraw=lambda r: view.draw(r.config, refs, r, live=True), status=view.status
     )
-    st.rerun()
 
 
 def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
@@ -378,7 +372,7 @@ def compare_section(config: ICLConfig) -> None:
     heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
     ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
-    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.waiting_message()))
+    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.LIVE.waiting_message()))
     if result is None:
         st.caption(t("ic.compare_hint"))
         return
@@ -423,7 +417,7 @@ def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
         on_progress=lambda done, total: bar.progress(
             done / total, text=t("ic.sweep_progress", done=done, total=total)
         ),
-        on_wait=lambda: bar.caption(ui_ic.waiting_message()),
+        on_wait=lambda: bar.caption(ui_ic.LIVE.waiting_message()),
     )
     bar.empty()
     return result
@@ -481,14 +475,14 @@ def takeaway_section() -> None:
 
 def render() -> None:
     page_header("ic.title", "ic.intro")
-    ui_ic.on_page_start()
+    ui_ic.LIVE.on_page_start()
     if classroom.on_title_slide():  # part of the page's header
         idea_section()
     with classroom.controls_area():
         config = controls_section()
     sections = [
         Section("ic.live_title", partial(live_section, config)),
-        Section("ic.window_title", lambda: window_section(ui_ic.live().run)),  # the run on screen
+        Section("ic.window_title", lambda: window_section(ui_ic.LIVE.current())),  # the run on screen
     ]
     if config is not None:
         sections += [

@@ -23,6 +23,7 @@ from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
+from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -50,7 +51,7 @@ class LiveView:
             left, right = st.columns(2)
             self.loss, self.attention = left.empty(), right.empty()
         self.draws = 0
-        self.last_chart = -float("inf")
+        self.clock = RedrawClock(CHART_INTERVAL_S, spacing=0, wait_first=False)
 
     def draw(self, run: TrainingRun, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
@@ -59,9 +60,9 @@ class LiveView:
         fraction = min(1.0, run.epochs_done / run.config.epochs)
         self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=run.config.epochs))
         self.status.caption(_status_line(run, live=live))
-        if live and time.monotonic() - self.last_chart < CHART_INTERVAL_S:
+        if live and not self.clock.due():
             return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
-        self.last_chart = time.monotonic()
+        started = time.perf_counter()
         self._draw_loss(
             run.config,
             run.baselines,
@@ -73,6 +74,7 @@ class LiveView:
         )
         look = "tr.attention_look_live" if live else "tr.attention_look"
         self._draw_attention(run.snapshots[epoch][layer], epoch=epoch, layer=layer, look=look)
+        self.clock.done(started)
 
     def draw_preview(self, shown: Preview) -> None:
         """Before any run: empty loss axes with the baselines, and the untrained model's attention
@@ -376,7 +378,7 @@ def diagnostics_section(run: TrainingRun) -> None:
 
 def speed_section(run: TrainingRun) -> None:
     heading("tr.speed_title", sub=True)
-    wall = ui_tr.wall_seconds()
+    wall = ui_tr.LIVE.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
     cols[0].metric(
@@ -405,22 +407,19 @@ def task_section() -> None:
 
 def buttons_section(config: TransformerConfig | None) -> None:
     """A one-off notice left by the previous run, then Train / Pause / Step / Reset."""
-    notice = ui_tr.pop_notice()
-    if notice:
-        st.info(t(notice))
-    ui_tr.render_buttons(config is not None)
+    ui_tr.LIVE.buttons(config is not None)
 
 
 def render() -> None:
     page_header("tr.title", "tr.intro")
-    ui_tr.on_page_start()
+    ui_tr.LIVE.on_page_start()
     if classroom.on_title_slide():  # while presenting, the task and the buttons go with the live slide
         task_section()
     with classroom.controls_area():
         config = render_controls_and_config()
     if classroom.on_title_slide():
         buttons_section(config)
-    run = ui_tr.current_run()
+    run = ui_tr.LIVE.current()
     sections = [Section("tr.live_title", partial(live_section, config, run))]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
@@ -436,9 +435,8 @@ def render() -> None:
 
 def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
-    training = ui_tr.check_mode(config) in ("running", "step")
-    if run is not None and config is not None and not run.config.same_run_as(config):
-        st.warning(t("tr.config_changed"))
+    training = ui_tr.LIVE.is_training(config)
+    ui_tr.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     # Before any run: the data, the untrained model and the baselines of the run Train would start.
     upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
@@ -466,12 +464,7 @@ def _train_and_rerun(
     else:
         view.status.info(t("tr.starting"))
         view.draw_preview(upcoming)  # until the first epoch is drawn
-    ui_tr.train_live(
-        config,
-        on_epoch=lambda r: view.draw(r, live=True),
-        on_wait=lambda: view.status.warning(t("tr.waiting_slot", slots=ui_tr.MAX_CONCURRENT)),
-    )
-    st.rerun()
+    ui_tr.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
 
 
 def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:

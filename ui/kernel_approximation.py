@@ -5,16 +5,15 @@ arrays and frozen dataclasses. Every cached function takes only its arguments an
 number of entries.
 
 The cost measurement (time and peak memory against L) runs on a button. Only one measurement
-runs at a time on the whole server (a lock shared through ``st.cache_resource``); another user
-who presses Run meanwhile is told to wait instead of queueing. Each measurement is capped in L
-(``MAX_COST_LENGTH``), per method (a method stops growing L once one call takes more than
-``POINT_BUDGET_S``) and in total (``TOTAL_BUDGET_S``). The last result stays in session state
-(``ka_cost_result``) while controls move.
+runs at a time on the whole server (the ``COST`` pool of the server's one slot limiter,
+``ui.live_run``); another user who presses Run meanwhile is told to wait instead of queueing.
+Each measurement is capped in L (``MAX_COST_LENGTH``), per method (a method stops growing L once
+one call takes more than ``POINT_BUDGET_S``) and in total (``TOTAL_BUDGET_S``). The last result
+stays in session state (``ka_cost_result``) while controls move.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from core.data import post_data
 from core.lessons import kernel_approximation as ka
 from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
 from ui import caching
+from ui.live_run import COST, limiter
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
 BANDWIDTHS = (0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
@@ -144,12 +144,6 @@ def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
 CostRun = ka.CostRun
 
 
-@st.cache_resource
-def _cost_lock() -> threading.Lock:
-    """The server-wide lock: one cost measurement at a time."""
-    return threading.Lock()
-
-
 def cost_lengths(max_length: int) -> tuple[int, ...]:
     """The lengths measured up to ``max_length`` (capped at ``MAX_COST_LENGTH``)."""
     cap = min(int(max_length), MAX_COST_LENGTH)
@@ -162,10 +156,9 @@ def run_cost(max_length: int, m: int, on_progress: Callable[[float, str], None])
     ``on_progress(fraction, method)`` is called before each point. One measurement at a time on
     the server: when another is running this returns None at once.
     """
-    lock = _cost_lock()
-    if not lock.acquire(blocking=False):
-        return None
-    try:
+    with limiter().try_hold(COST) as free:
+        if not free:
+            return None
         return ka.measure_costs(
             cost_lengths(max_length),
             COST_D,
@@ -175,8 +168,6 @@ def run_cost(max_length: int, m: int, on_progress: Callable[[float, str], None])
             total_budget_s=TOTAL_BUDGET_S,
             on_progress=on_progress,
         )
-    finally:
-        lock.release()
 
 
 def last_cost() -> CostRun | None:

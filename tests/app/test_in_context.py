@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -12,14 +13,14 @@ from core import in_context as core_ic
 from core.lessons import in_context as lesson
 from tests.app.conftest import assert_clean, open_page, show_answers
 from ui import in_context as ui_ic
-from ui import training as ui_tr
+from ui import live_run
 from ui.i18n import load_catalogue
 
 #: A run of a fraction of a second.
 SHORT = {"ic_steps": "100"}
 
 
-def _live(at) -> ui_ic.LiveState:
+def _live(at) -> live_run.LiveState:
     return at.session_state["ic_live"]
 
 
@@ -284,18 +285,22 @@ def test_compare_and_sweep_buttons():
 
 
 def test_training_waits_for_the_shared_slot_limiter():
-    """The page uses the training page's server-wide slots: with all taken, Train waits."""
-    slots = ui_tr.training_slots(ui_tr.MAX_CONCURRENT)
-    for _ in range(ui_tr.MAX_CONCURRENT):
-        assert slots.acquire(timeout=5)
+    """The page uses the server-wide training slots (the training page's too): with all taken,
+    Train waits."""
+    slots = live_run.limiter()
+    held = threading.Event()
 
-    def release_later() -> None:
-        time.sleep(1.0)
-        for _ in range(ui_tr.MAX_CONCURRENT):
-            slots.release()
+    def hold_all_for_a_second() -> None:
+        with contextlib.ExitStack() as stack:
+            for _ in range(live_run.MAX_CONCURRENT):
+                stack.enter_context(slots.hold(live_run.TRAINING, on_wait=lambda: None))
+            held.set()
+            time.sleep(1.0)
 
     at = open_page("in-context", params=SHORT)
-    threading.Thread(target=release_later).start()
+    threading.Thread(target=hold_all_for_a_second).start()
+    assert held.wait(5)
+    assert slots.free(live_run.TRAINING) == 0
     started = time.monotonic()
     at.button(key="ic_btn_train").click().run()
     assert time.monotonic() - started >= 0.9

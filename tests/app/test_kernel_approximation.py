@@ -11,6 +11,7 @@ import pytest
 
 from tests.app.conftest import assert_clean, open_page
 from ui import kernel_approximation as uk
+from ui import live_run
 
 PAGE = "kernel-approximation"
 
@@ -147,16 +148,16 @@ def test_run_measures_marks_and_keeps_the_result():
 
 
 def test_a_busy_server_refuses_a_second_measurement():
-    lock = uk._cost_lock()
-    assert lock.acquire(blocking=False)
-    try:
+    """Another session's measurement holds the server's one cost slot: Run is refused at once."""
+    with live_run.limiter().try_hold(live_run.COST) as got:
+        assert got
         at = open_page(PAGE, params={"ka_cost_len": "256"})
         at.button(key="ka_btn_cost").click()
         at.run()
         assert_clean(at)
         assert any("Another user" in w.value for w in at.warning)
-    finally:
-        lock.release()
+        assert "ka_cost_result" not in at.session_state  # nothing measured
+    assert live_run.limiter().free(live_run.COST) == live_run.MAX_COST_MEASUREMENTS
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from core import training as core_training
 from core.lessons.training import preset_config
 from core.transformer import TransformerConfig
 from tests.app.conftest import assert_clean, open_page, show_answers
+from ui import live_run
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
 
@@ -21,7 +21,7 @@ from ui.i18n import load_catalogue
 TINY = {"tr_epochs": "2", "tr_n_train": "128", "tr_seq_len": "8", "tr_batch": "32"}
 
 
-def _live(at) -> ui_tr.LiveState:
+def _live(at) -> ui_tr.TrainingState:
     return at.session_state["tr_live"]
 
 
@@ -100,7 +100,7 @@ def test_page_renders_before_training(lang):
     _assert_preview_of(at, cat, _page_config(at))
     assert _run(at) is None
     assert _live(at).mode == "idle"
-    assert ui_tr.training_slots(ui_tr.MAX_CONCURRENT)._value == ui_tr.MAX_CONCURRENT  # no slot taken
+    assert live_run.limiter().free(live_run.TRAINING) == live_run.MAX_CONCURRENT  # no slot taken
 
 
 def test_the_preview_follows_the_controls_before_training():
@@ -304,31 +304,6 @@ def test_invalid_combination_shows_a_translated_error(lang):
     assert at.error[0].value.startswith(load_catalogue(lang)["tr.error_heads"].split("{")[0])
     assert at.button(key="tr_btn_train").disabled
     assert "tr_walks_fig" not in _charts(at)  # no config, nothing to preview
-
-
-def test_slot_limiter_waits_and_stays_responsive():
-    slots = ui_tr.training_slots(1)
-    holder_ready, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        slots.acquire()
-        holder_ready.set()
-        release.wait(10)
-        slots.release()
-
-    threading.Thread(target=hold).start()
-    holder_ready.wait(5)
-    waits = []
-
-    def on_wait() -> None:
-        waits.append(1)
-        if len(waits) == 2:
-            release.set()
-
-    with ui_tr.training_slot(on_wait, capacity=1):
-        assert len(waits) >= 2  # it polled (and would have shown the message) while the slot was taken
-    assert slots.acquire(timeout=1)  # released again afterwards
-    slots.release()
 
 
 def test_many_heads_train_and_draw():
