@@ -11,16 +11,28 @@ import pyarrow as pa
 import streamlit as st
 
 from figures.export import figure_csv
-from ui import caching, classroom
+from ui import a11y, caching, classroom
 from ui.handout import qualified_name, record, source
 from ui.i18n import t
 from ui.plotly_spec import Marks
 from ui.router import ensure_routed
 
 #: Plotly config for every chart: no logo, and the download button saves a big PNG for slides.
+#: The toolbar keeps the buttons that matter (download PNG, reset axes; Streamlit adds full
+#: screen): each button is a Tab stop, and eight per chart buried a page's controls (issue 24).
+#: Dragging still zooms (Plotly's default drag mode); a double click resets.
 PLOTLY_CONFIG: dict[str, Any] = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
+    "modeBarButtonsToRemove": [
+        "zoom2d",
+        "pan2d",
+        "select2d",
+        "lasso2d",
+        "zoomIn2d",
+        "zoomOut2d",
+        "autoScale2d",
+    ],
 }
 
 
@@ -130,6 +142,7 @@ def show_figure(
     looks: Sequence[tuple[str, str]] = (),
     code: CodeArg = None,
     marks: Marks | None = None,
+    summary: str | None = None,
     **kwargs: object,
 ) -> None:
     """Render a Plotly figure at full width, with its "what to look for" note under it.
@@ -143,10 +156,15 @@ def show_figure(
     a control on a figure cached on its data; the CSV holds ``fig``'s data, the handout the marks too.
     A figure of several panels gives ``looks`` instead of ``look_for_key``: (panel title, i18n key)
     pairs, one line of the note each.
+
+    Accessibility (``ui.a11y``): the chart gets a name and a description generated from ``fig``'s
+    data (``summary``, a sentence the caller knows better, leads it), and a lazy "Show the numbers"
+    expander with the values as a table.
     """
     shown = _for_projector(fig) if classroom.presenting() else fig
     chart = marks.over(shown) if marks is not None else shown
     element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
+    text = a11y.label_chart(fig, key=key, summary=summary)
     caption = ""
     if look_for_key:
         caption = t(look_for_key, **kwargs)
@@ -164,6 +182,7 @@ def show_figure(
         on_click="ignore",
         icon=":material/download:",
     )
+    a11y.show_numbers(fig, key=key, text=text)
     fns = show_code(code, key=f"{key}_code")
     record("figure", element, key=key, obj=fig if marks is None else (fig, marks), caption=caption, code=fns)
 
