@@ -152,7 +152,7 @@ def _status_line(run: TrainResult, *, live: bool) -> str:
 
 def render_data(shown: Preview) -> None:
     """The task in one line and a few of the run's walks, before any run exists."""
-    st.subheader(t("tr.preview_title"))
+    st.header(t("tr.preview_title"))  # a section title (h2): nothing between it and the h1
     st.markdown(t("tr.preview_task"))
     fig = walks_figure(
         shown.walks,
@@ -254,7 +254,7 @@ def prediction_section(run: TrainResult) -> None:
     found = _findings(run)
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
-    heading("tr.prediction_title", sub=True)
+    heading("tr.prediction_title")
     fig = figs.prediction_plot(
         found.example,
         found.example_one_step,
@@ -275,7 +275,7 @@ def prediction_section(run: TrainResult) -> None:
 
 def where_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.where_title", sub=True)
+    heading("tr.where_title")
     _attention_question(run, found.attention)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
@@ -304,7 +304,7 @@ def where_section(run: TrainResult) -> None:
 
 def shuffle_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.shuffle_title", sub=True)
+    heading("tr.shuffle_title")
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
@@ -317,7 +317,7 @@ def shuffle_section(run: TrainResult) -> None:
 
 def leak_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.leak_title", sub=True)
+    heading("tr.leak_title")
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
     cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
@@ -334,7 +334,7 @@ def leak_section(run: TrainResult) -> None:
 
 def diagnostics_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.diagnostics_title", sub=True)
+    heading("tr.diagnostics_title")
     st.markdown(t("tr.diagnostics_intro"))
     rows = [
         {
@@ -359,7 +359,7 @@ def diagnostics_section(run: TrainResult) -> None:
 
 
 def speed_section(run: TrainResult) -> None:
-    heading("tr.speed_title", sub=True)
+    heading("tr.speed_title")
     wall = ui_tr.wall_seconds()
     cols = st.columns(3)
     cols[0].metric(
