@@ -135,5 +135,7 @@ def show_numbers(fig: go.Figure, *, key: str, text: ChartText) -> None:
     if box.open:
         with box:
             st.caption(text.description)
-            st.dataframe(figure_table(fig), hide_index=True, width="stretch")
+            table = figure_table(fig)  # English column names, as in the CSV; shown translated
+            headers = {c: t(f"a11y.col_{c}") for c in table.columns if c not in ("x", "y")}
+            st.dataframe(table.rename(columns=headers), hide_index=True, width="stretch")
             st.caption(t("a11y.numbers_note"))

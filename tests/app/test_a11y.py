@@ -85,12 +85,14 @@ def test_show_the_numbers_is_lazy_and_equals_the_chart_data():
     assert_clean(at)
     assert len(at.dataframe) == 1
     table = at.dataframe[0].value
+    series = load_catalogue("en")["a11y.col_trace"]  # the CSV's "trace", in the page's words
+    assert list(table.columns) == [series, "x", "y"]
     chart = next(c for c in at.get("plotly_chart") if _chart_key(c) == "kr_fig_fit")
     spec = json.loads(chart.proto.spec)
     for trace in spec["data"]:
         if "x" not in trace:
             continue
-        rows = table[table.trace == trace["name"]]
+        rows = table[table[series] == trace["name"]]
         pairs = [(x, y) for x, y in zip(_array(trace["x"]), _array(trace["y"]), strict=True) if x is not None]
         np.testing.assert_allclose(rows.x.to_numpy(float), [p[0] for p in pairs])
         np.testing.assert_allclose(rows.y.to_numpy(float), [p[1] for p in pairs])

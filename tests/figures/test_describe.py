@@ -51,8 +51,11 @@ def test_a_heatmap_gives_its_shape_range_and_largest_cell():
     )
     text = describe(fig, WORDS)
     assert text.name == "query against key"  # no title: the axes say what it plots
-    # a figure's only trace, unnamed, goes by the chart's name
+    # a figure's only trace, unnamed, goes by the chart's name; else by its colour bar's title
     assert text.description == "query against key: 2x3, 0..0.9, max at query q1, key k2."
+    fig.add_trace(go.Scatter(x=["k2"], y=["q1"], name="top"))
+    fig.update_traces(colorbar={"title": {"text": "weight"}}, selector={"type": "heatmap"})
+    assert describe(fig, WORDS).description.startswith("weight: 2x3, 0..0.9,")
 
 
 def test_bars_tables_and_the_caller_summary():
