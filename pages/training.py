@@ -254,7 +254,7 @@ def prediction_section(run: TrainResult) -> None:
     found = _findings(run)
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
-    heading("tr.prediction_title")
+    heading("tr.prediction_title", sub=True)
     fig = figs.prediction_plot(
         found.example,
         found.example_one_step,
@@ -275,7 +275,7 @@ def prediction_section(run: TrainResult) -> None:
 
 def where_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.where_title")
+    heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
@@ -304,7 +304,7 @@ def where_section(run: TrainResult) -> None:
 
 def shuffle_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.shuffle_title")
+    heading("tr.shuffle_title", sub=True)
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
@@ -317,7 +317,7 @@ def shuffle_section(run: TrainResult) -> None:
 
 def leak_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.leak_title")
+    heading("tr.leak_title", sub=True)
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
     cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
@@ -334,7 +334,7 @@ def leak_section(run: TrainResult) -> None:
 
 def diagnostics_section(run: TrainResult) -> None:
     found = _findings(run)
-    heading("tr.diagnostics_title")
+    heading("tr.diagnostics_title", sub=True)
     st.markdown(t("tr.diagnostics_intro"))
     rows = [
         {
@@ -359,7 +359,7 @@ def diagnostics_section(run: TrainResult) -> None:
 
 
 def speed_section(run: TrainResult) -> None:
-    heading("tr.speed_title")
+    heading("tr.speed_title", sub=True)
     wall = ui_tr.wall_seconds()
     cols = st.columns(3)
     cols[0].metric(

@@ -17,6 +17,7 @@ import pytest
 from app import PAGES
 from tests.app.conftest import assert_clean, open_page
 from tests.app.test_handout import _array, _chart_key
+from tests.app.test_presentation import _open_link
 from ui.a11y import ASSETS
 from ui.i18n import load_catalogue
 
@@ -101,3 +102,14 @@ def test_show_the_numbers_is_lazy_and_equals_the_chart_data():
 def test_the_style_survives_the_html_sanitiser():
     """``st.html`` drops a style element whose text holds a less-than sign (DOMPurify)."""
     assert "<" not in (ASSETS / "a11y.css").read_text(encoding="utf-8")
+
+
+def test_a_slide_title_is_an_h2_even_where_the_page_has_it_as_an_h3():
+    """Kernel approximation's random-features section titles itself with a sub-heading (an h3
+    under the section before it); while presenting, its slide puts it right under the page's h1."""
+    cat = load_catalogue("en")
+    title = cat["ka.features_title"]
+    at = _open_link("kernel-approximation", present="1", slide="3")  # its section
+    assert_clean(at)
+    assert title in [h.value for h in at.main.get("header")]
+    assert title not in [h.value for h in at.main.get("subheader")]
