@@ -329,7 +329,7 @@ def matrix_section(v: View) -> None:
         title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
-        weight_title=t("kr.axis_weight"),
+        weight_title=t("common.weight"),  # short: the colour bar's margin holds it
         peak_name=t("a11y.kr_peak"),
     )
     show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
