@@ -150,8 +150,9 @@ def show_figure(
     Under the note: "Download the numbers (CSV)" (``figures.export.figure_csv``, built only when
     clicked; the click does not rerun the page) and, given ``code``, the source of the function(s)
     that computed the figure (:func:`show_code`). The figure and its note are recorded for the
-    page's handout (``ui.handout``). The CSV button and the record add ~0.3 ms per figure
-    (``python -m benchmarks show_figure``). ``kwargs`` fill the note's placeholders. ``marks``
+    page's handout (``ui.handout``). The CSV button, the record, the chart's description and the
+    numbers expander add ~0.45 ms per figure (~0.23 ms before the last two; ``python -m benchmarks
+    show_figure``). ``kwargs`` fill the note's placeholders. ``marks``
     (``ui.plotly_spec.Marks``) are drawn over ``fig`` without rebuilding it: a marker that follows
     a control on a figure cached on its data; the CSV holds ``fig``'s data, the handout the marks too.
     A figure of several panels gives ``looks`` instead of ``look_for_key``: (panel title, i18n key)
