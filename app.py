@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 import server
-from ui import class_answers, classroom, questions, viewport
+from ui import a11y, class_answers, classroom, questions, viewport
 from ui.handout import begin_page, handout_button, student_link
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
@@ -83,6 +83,7 @@ def main() -> None:
     pages = build_pages()
     page = st.navigation(pages, position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))
+    a11y.page_setup(page.title)  # its own title, <html lang>, skip link, contrast and focus (issue 24)
     with routed():
         questions.start_page()  # no answer from an old link; no question asked yet
         begin_page(page.url_path, page.title)  # the handout lists what this run shows

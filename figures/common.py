@@ -48,6 +48,18 @@ def with_alpha(color: str, alpha: float) -> str:
 FIGURE_CONFIG: dict[str, Any] = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
+    # The toolbar keeps the buttons that matter (download PNG, reset axes; Streamlit adds full
+    # screen): each button is a Tab stop, and eight per chart buried a page's controls (issue 24).
+    # Dragging still zooms (Plotly's default drag mode); a double click resets.
+    "modeBarButtonsToRemove": [
+        "zoom2d",
+        "pan2d",
+        "select2d",
+        "lasso2d",
+        "zoomIn2d",
+        "zoomOut2d",
+        "autoScale2d",
+    ],
 }
 
 BASE_FONT_SIZE = 15

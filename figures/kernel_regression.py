@@ -168,6 +168,19 @@ def fit_figure(
     return go.Figure({"data": data, "layout": layout})
 
 
+#: Marker sizes (px) of the samples under one row of weights: zero weight to the row's largest.
+WEIGHT_SIZE_RANGE = (5.0, 16.0)
+
+
+def _weight_sizes(row: np.ndarray) -> np.ndarray:
+    """(N,) marker sizes growing with the (N,) weights: the smallest for 0 (or NaN), the largest for
+    the row's largest weight."""
+    w = np.nan_to_num(np.asarray(row, dtype=float))
+    low, high = WEIGHT_SIZE_RANGE
+    top = w.max() if w.size else 0.0
+    return low + (high - low) * (w / top if top > 0 else w)
+
+
 def attention_row_figure(
     x: np.ndarray,
     y: np.ndarray,
@@ -186,8 +199,8 @@ def attention_row_figure(
 ) -> go.Figure:
     """The weights every sample gets for the query x* (one row of the weight matrix), under the data.
 
-    Top: samples coloured by their weight and the estimate f̂(x*) at x*. Bottom: the weights as
-    stems, on the same x axis.
+    Top: samples coloured and sized by their weight and the estimate f̂(x*) at x*. Bottom: the
+    weights as stems, on the same x axis.
 
     Args:
         x, y: (N,) samples.
@@ -207,9 +220,11 @@ def attention_row_figure(
             "mode": "markers",
             "name": data_name,
             "showlegend": False,
-            "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<extra></extra>",
+            "customdata": np.nan_to_num(row),
+            "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<br>w=%{customdata:.4f}<extra></extra>",
+            # the weight twice: colour, and size (a cue that needs no colour vision, WCAG 1.4.1)
             "marker": {
-                "size": 8,
+                "size": _weight_sizes(row),
                 "color": np.nan_to_num(row),
                 "colorscale": WEIGHT_COLORSCALE,
                 "line": {"width": 0.5, "color": DATA_COLOR},
@@ -266,6 +281,8 @@ def weight_matrix_figure(
     title: str,
     x_title: str,
     y_title: str,
+    weight_title: str = "",
+    peak_name: str | None = None,
     height: int = 520,
     narrow: bool = False,
 ) -> go.Figure:
@@ -274,10 +291,13 @@ def weight_matrix_figure(
     One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
     query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
     as one scaled image); NaN rows (undefined queries) are blank. Ticks at round positions, fewer
-    when ``narrow`` (a phone).
+    when ``narrow`` (a phone). ``weight_title`` names the colour bar; given ``peak_name``, a marker
+    on each row's largest weight draws the band the colours show without needing colour (WCAG
+    1.4.1), named so in the legend.
     """
     xs, ys = position_labels(x_train), position_labels(x_queries)
     count = 5 if narrow else 10
+    hover = f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{customdata:.4f}}<extra></extra>"
     fig = heatmap(
         w,
         x=xs,
@@ -288,11 +308,33 @@ def weight_matrix_figure(
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         height=height,
-        hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
+        hover_template=hover.replace("customdata", "z"),
         x_axis=position_ticks(x_train, xs, count),
         y_axis=position_ticks(x_queries, ys, count),
     )
+    if weight_title:
+        fig.update_traces(colorbar={"title": {"text": weight_title}})
+    if peak_name is not None:
+        w = np.asarray(w, dtype=float)
+        rows = np.flatnonzero(np.nan_to_num(w).max(axis=1, initial=0.0) > 0)  # defined, not all zero
+        cols = np.nanargmax(w[rows], axis=1) if rows.size else rows
+        fig.add_trace(
+            go.Scatter(
+                x=[xs[j] for j in cols],
+                y=[ys[i] for i in rows],
+                customdata=w[rows, cols],
+                mode="markers",
+                name=peak_name,
+                marker={"symbol": "circle-open", "size": 7, "color": BLACK, "line": {"width": 1.5}},
+                hovertemplate=hover,
+            )
+        )
+        fig.update_layout(showlegend=True)
     return fig
+
+
+#: Dash patterns of lines told apart by colour too: Plotly's six named ones, then two of our own.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "12px,3px,3px,3px,3px,3px", "2px,6px")
 
 
 def kernel_shapes_figure(
@@ -306,7 +348,7 @@ def kernel_shapes_figure(
     y_title: str,
     height: int = 420,
 ) -> go.Figure:
-    """Every kernel K(u) on one plot; the selected one drawn thick, the others thin.
+    """Every kernel K(u) on one plot, each its own colour and dash; the selected one thick.
 
     Args:
         u: (M,) scaled distances.
@@ -322,7 +364,12 @@ def kernel_shapes_figure(
                 y=k,
                 mode="lines",
                 name=names[kid],
-                line={"color": PALETTE[i % len(PALETTE)], "width": 5 if chosen else 2},
+                # colour and dash pattern: two cues per kernel (WCAG 1.4.1)
+                line={
+                    "color": PALETTE[i % len(PALETTE)],
+                    "width": 5 if chosen else 2,
+                    "dash": DASHES[i % len(DASHES)],
+                },
                 opacity=1.0 if chosen else 0.6,
             )
         )

@@ -25,19 +25,19 @@ def formulas() -> None:
         r"{\sum_j K\!\left(\frac{x - x_j}{h}\right)}\, y_i"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
-    heading("home.mapping_title", sub=True)
+    heading("home.mapping_title")
     dictionary_table()
 
 
 def lesson_map() -> None:
-    heading("home.map_title", sub=True)
+    heading("home.map_title")
     for i, (script, title_key, blurb_key) in enumerate(LESSONS, start=1):
         st.page_link(script, label=f"{i}. {t(title_key)}")
         st.caption(t(blurb_key))
 
 
 def in_class() -> None:
-    heading("home.class_title", sub=True)
+    heading("home.class_title")
     st.markdown(t("home.class_body"))
 
 

@@ -154,7 +154,7 @@ def query_control(data: kr.PageData, key: str, *, where) -> float:
 
 
 def formula_and_mapping(kernel: str) -> None:
-    heading("kr.formula_header", sub=True)
+    heading("kr.formula_header")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
@@ -168,7 +168,7 @@ def formula_and_mapping(kernel: str) -> None:
 
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
-    heading("kr.claims_header", sub=True)
+    heading("kr.claims_header")
     with st.spinner(t("kr.computing")):
         claims = kr.post_claims()
     h_g, cv_g = claims.best["gaussian"]
@@ -212,7 +212,7 @@ def post_claims_section() -> None:
 
 
 def loop_vs_matrix(data: kr.PageData, h: float) -> None:
-    heading("kr.timing_header", sub=True)
+    heading("kr.timing_header")
     st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
@@ -250,7 +250,7 @@ class View:
 
 
 def fit_section(v: View) -> None:
-    heading("kr.fit_header", sub=True)
+    heading("kr.fit_header")
     data, h = v.data, v.h
     fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = figs.fit_figure(
@@ -281,7 +281,7 @@ def fit_section(v: View) -> None:
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map (drawn once its question is answered)."""
-    heading("kr.row_header", sub=True)
+    heading("kr.row_header")
     data, xq = v.data, v.xq
     q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
     active = q.active
@@ -327,7 +327,7 @@ def _row_figure(v: View, q: kr.QueryRow) -> None:
 
 
 def matrix_section(v: View) -> None:
-    heading("kr.matrix_header", sub=True)
+    heading("kr.matrix_header")
     queries = kr.heatmap_queries(v.data.grid)
     row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
@@ -358,12 +358,14 @@ def matrix_section(v: View) -> None:
         title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
+        weight_title=t("common.weight"),  # short: the colour bar's margin holds it
+        peak_name=t("a11y.kr_peak"),
     )
     show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
 
 
 def kernels_section(v: View) -> None:
-    heading("kr.kernels_header", sub=True)
+    heading("kr.kernels_header")
     u = kr.KERNEL_U
     fig = figs.kernel_shapes_figure(
         u,
@@ -379,7 +381,7 @@ def kernels_section(v: View) -> None:
 
 def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
-    heading("kr.cv_header", sub=True)
+    heading("kr.cv_header")
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
@@ -440,7 +442,7 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 
 
 def sweep_section(v: View) -> None:
-    heading("kr.sweep_header", sub=True)
+    heading("kr.sweep_header")
     data = v.data
     sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
     fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]

@@ -160,7 +160,7 @@ def _status_line(run: TrainingRun, *, live: bool) -> str:
 
 def render_data(shown: Preview) -> None:
     """The task in one line and a few of the run's walks, before any run exists."""
-    st.subheader(t("tr.preview_title"))
+    st.header(t("tr.preview_title"))  # a section title (h2): nothing between it and the h1
     st.markdown(t("tr.preview_task"))
     fig = walks_figure(
         shown.walks,
