@@ -246,6 +246,7 @@ def test_n128_default_steps_say_the_run_has_not_converged():
     at = open_page("in-context", params={"ic_n": "128"}, folded=True)
     at.button(key="ic_btn_train").click().run()
     assert_clean(at)
+    show_answers(at, "ic_learned_h")  # the verdict answers a question: drawn after "Show me"
     run = _live(at).run
     drift, window = lesson.bandwidth_drift(run.bandwidth)
     assert drift < -ui_ic.SETTLED_DRIFT
