@@ -344,9 +344,9 @@ def run(names: list[str], loads: int, open_all: bool = False) -> tuple[list[Page
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    from app import PAGES
+    from lessons import PAGES
 
-    names = [url for _, url, _, _ in PAGES if (ROOT / f"pages/{url}.py").exists()]
+    names = [p.url_path for p in PAGES]
     parser = argparse.ArgumentParser(prog="python -m benchmarks browser", description=__doc__.split("\n")[0])
     parser.add_argument("--loads", type=int, default=3, help="warm loads timed per page (median)")
     parser.add_argument("--pages", nargs="+", choices=names, default=names, help="only these pages")

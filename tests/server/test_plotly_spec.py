@@ -15,6 +15,7 @@ import pytest
 
 import server
 from figures.common import HOUSE_TEMPLATE
+from lessons import LESSONS
 from server import plotly_spec
 from ui.plotly_spec import Marked, Marks
 
@@ -131,16 +132,7 @@ def test_plain_turns_arrays_into_typed_arrays_like_plotly():
     assert isinstance(fig.data[0].x, np.ndarray)  # the figure keeps its array
 
 
-PAGES = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "multi-head",
-    "kernel-approximation",
-)
-
-
-@pytest.mark.parametrize("page", [*PAGES, "in-context", "training"])
+@pytest.mark.parametrize("page", [lesson.url_path for lesson in LESSONS])
 def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
     """Every figure a page draws (after one run of each page), ours against Plotly's ``to_dict``."""
     from tests.app.conftest import assert_clean, open_page
