@@ -1,7 +1,7 @@
 """Multi-head attention and positional encodings: what heads do, when they repeat, why positions.
 
-Thin page: controls -> ``ui.multihead`` (cached calls into ``core.lessons.multi_head``) -> cached
-``figures.multihead`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
+Thin page: controls -> ``ui.multi_head`` (cached calls into ``core.lessons.multi_head``) -> cached
+``figures.multi_head`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
 pitfall), 3.3 (positions) and 5.3 (redundant heads).
 
 ``render`` is the table of contents. The model controls at the top drive every section; the
@@ -21,7 +21,7 @@ from core.lessons import multi_head as mha
 from core.lessons.multi_head import redundancy_vs_heads
 from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
-from ui import multihead as mh
+from ui import multi_head as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections

@@ -20,7 +20,7 @@ from figures import attention as fa
 from figures import in_context as fic
 from figures import kernel_approximation as fka
 from figures import kernel_regression as fkr
-from figures import multihead as fmh
+from figures import multi_head as fmh
 from figures import training as ftr
 from figures.common import (
     COLUMN_EM,
