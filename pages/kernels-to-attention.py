@@ -13,20 +13,20 @@ from functools import partial
 
 import streamlit as st
 
-import figures.attention
+import figures.scaled_dot_product
 from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
-from ui import attention as ua
 from ui import controls as uc
 from ui import questions
+from ui import scaled_dot_product as ua
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(figures.attention)
+fa = cached_figures(figures.scaled_dot_product)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)

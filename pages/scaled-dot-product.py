@@ -1,7 +1,7 @@
 """Scaled dot-product attention, taken apart: QKᵀ -> ÷ τ -> mask -> softmax -> × V.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.scaled_dot_product``) ->
-cached ``figures.attention`` builders. Every claim is printed next to the number that backs it,
+Thin page: controls -> ``ui.scaled_dot_product`` (cached calls into ``core.lessons.scaled_dot_product``) ->
+cached ``figures.scaled_dot_product`` builders. Every claim is printed next to the number that backs it,
 computed on the current inputs. One convention: the scores are divided by the temperature τ
 (τ = √d_k in the Transformer); the scale factor 1/τ is the inverse temperature.
 
@@ -17,10 +17,10 @@ import streamlit as st
 
 from core import attention as attn
 from core.lessons import scaled_dot_product as aa
-from figures.attention import LinePanel, panel_axes, vline_marks
-from ui import attention as ua
+from figures.scaled_dot_product import LinePanel, panel_axes, vline_marks
 from ui import classroom, questions
 from ui import controls as uc
+from ui import scaled_dot_product as ua
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.plotly_spec import Marks

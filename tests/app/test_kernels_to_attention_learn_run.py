@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning
 from tests.app.conftest import assert_clean, open_page
-from ui import attention as ua
+from ui import scaled_dot_product as ua
 from ui.i18n import load_catalogue
 
 PAGE = "kernels-to-attention"

@@ -16,11 +16,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from figures import attention as fa
 from figures import in_context as fic
 from figures import kernel_approximation as fka
 from figures import kernel_regression as fkr
 from figures import multi_head as fmh
+from figures import scaled_dot_product as fa
 from figures import training as ftr
 from figures.common import (
     COLUMN_EM,

@@ -22,7 +22,7 @@ from core import attention as attn
 from core import kernel_attention
 from core.lessons import kernels_to_attention as k2a
 from core.lessons import scaled_dot_product as aa
-from figures import attention as fa
+from figures import scaled_dot_product as fa
 from ui import caching
 from ui.controls import BIND
 from ui.i18n import t
