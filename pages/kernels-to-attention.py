@@ -1,8 +1,8 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
-``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
-backs it, computed now.
+Thin page: controls -> ``ui.kernels_to_attention`` (cached calls into
+``core.lessons.kernels_to_attention`` and ``core.nadaraya_watson``) -> ``figures.kernels_to_attention``.
+Each claim is printed with the number that backs it, computed now.
 """
 
 from __future__ import annotations
@@ -13,20 +13,20 @@ from functools import partial
 
 import streamlit as st
 
-import figures.scaled_dot_product
+import figures.kernels_to_attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
 from ui import controls as uc
+from ui import kernels_to_attention as ua
 from ui import questions
-from ui import scaled_dot_product as ua
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(figures.scaled_dot_product)
+fa = cached_figures(figures.kernels_to_attention)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)

@@ -17,7 +17,8 @@ import streamlit as st
 
 from core import attention as attn
 from core.lessons import scaled_dot_product as aa
-from figures.scaled_dot_product import LinePanel, panel_axes, vline_marks
+from figures.attention_shared import vline_marks
+from figures.scaled_dot_product import LinePanel, panel_axes
 from ui import classroom, questions
 from ui import controls as uc
 from ui import scaled_dot_product as ua

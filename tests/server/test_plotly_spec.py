@@ -154,7 +154,7 @@ def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
 
 
 def _dk_like(vline: float | None = None) -> go.Figure:
-    from figures.scaled_dot_product import line_figure
+    from figures.kernels_to_attention import line_figure
 
     d_k = np.array([1, 4, 16, 64, 256])
     return line_figure(
@@ -164,7 +164,7 @@ def _dk_like(vline: float | None = None) -> go.Figure:
 
 
 def test_marks_over_a_cached_figure_are_the_figure_plotly_would_draw_with_them():
-    from figures.scaled_dot_product import vline_marks
+    from figures.attention_shared import vline_marks
 
     base = _dk_like()
     marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
@@ -186,7 +186,7 @@ def test_marks_over_a_figure_send_the_same_json_with_and_without_the_fast_path()
     """``Marks.over`` (what ``ui.layout.show_figure`` passes) is a dict Plotly's own validation
     takes: the app draws the marker without the server layer, and the fast path changes nothing
     the browser gets."""
-    from figures.scaled_dot_product import vline_marks
+    from figures.attention_shared import vline_marks
 
     base = _dk_like()
     marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
