@@ -1,7 +1,7 @@
 """Server time of every page's reruns (``AppTest``), next to a one-chart reference page (issue 8).
 
 ``python -m benchmarks pages [--repeat N] [--pages NAME ...] [--json PATH]`` (part of ``make bench``;
-``make bench-pages`` alone). For every page of ``app.PAGES``, opened through the router as a shared
+``make bench-pages`` alone). For every page of ``lessons.PAGES``, opened through the router as a shared
 link opens it (``?lang=en``, then ``switch_page``), on its default view (folded sections closed, as
 a learner first sees it) or, with ``--open-all``, with every folded section open:
 
