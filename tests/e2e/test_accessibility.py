@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from app import PAGES
+from lessons import PAGES
 from tests.app.conftest import fold_keys
 from tests.e2e.conftest import assert_no_exception, wait_for_app
 from ui.i18n import load_catalogue
@@ -38,8 +38,8 @@ pytestmark = pytest.mark.e2e
 AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 #: The version pinned in package.json: a different one may judge differently.
 AXE_VERSION = "4.14.1"
-URL_PATHS = [url_path for _, url_path, _, _ in PAGES]
-TITLE_KEYS = {url_path: title_key for _, url_path, title_key, _ in PAGES}
+URL_PATHS = [p.url_path for p in PAGES]
+TITLE_KEYS = {p.url_path: p.title_key for p in PAGES}
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 390, "height": 844}

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from app import PAGES
 from deploy.serve import HAPROXY_CFG, servers_cfg
-from tests.conftest import ROOT
+from lessons import PAGES
 from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, show_answers, wait_for_app
 from tests.serve.conftest import assert_stops_everything
 
@@ -30,8 +29,8 @@ CHARTS = '[data-testid="stPlotlyChart"]'
 COOKIE = "STREAMLIT_REPLICA"
 #: HAProxy's `default-server ... inter 2s fall 2`: a dead replica is out after at most ~4 s.
 CHECK_WINDOW_S = 6.0
-#: The app's pages (url paths), in lesson order, as far as they exist.
-PAGE_PATHS = [url for script, url, _, _ in PAGES if (ROOT / script).exists()]
+#: The app's pages (url paths), in lesson order.
+PAGE_PATHS = [p.url_path for p in PAGES]
 
 
 # ---------------------------------------------------------------- the config, without a browser
