@@ -17,7 +17,7 @@ import ui.kernel_regression as kr
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
-from core.kernels import FORMULAS, KERNELS
+from core.kernels import FORMULAS, KERNELS, SUPPORT
 from ui import classroom, controls, questions
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
@@ -437,6 +437,9 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
             "cv_min": f"{smallest:.4f}",
             "cv_star": f"{cv_star:.4f}",
             "kernel": v.kernel_name,
+            "never_zero": t("kr.list_sep").join(
+                t(f"kr.kernel_{k}") for k, r in SUPPORT.items() if math.isinf(r)
+            ),
         },
     )
 
