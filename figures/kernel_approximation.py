@@ -32,8 +32,17 @@ from figures.common import (
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
+    # anchored to the figure's bottom edge, not the plot's: a legend of three rows (a narrow column)
+    # hung at a fixed fraction under the plot reached up into the x axis's title
     fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 0,
+            "yref": "container",
+            "xanchor": "left",
+            "x": 0,
+        },
         margin={"b": 150},  # the legend's room: a margin Plotly must grow draws the figure twice
     )
     return fig

@@ -81,3 +81,15 @@ def test_cost_figure_one_curve_per_method_and_one_mark_per_crossover():
     assert fig.layout.shapes[0].x0 == 300.0
     assert fig.layout.annotations[0].text == "favor wins"
     assert fig.layout.xaxis.type == "log"
+
+
+def test_share_figure_legend_hangs_from_the_bottom_edge_clear_of_the_x_axis_title():
+    """Three long series names wrap to three legend rows in a half-width chart: anchored to the
+    figure's bottom edge (not at a fixed fraction under the plot, where it reached into the x
+    axis's title), the rows (~22 px each) leave the tick labels and the title (~60 px) their room."""
+    names = ("trigonometric: negative", "trigonometric: near zero or negative", "positive: near zero")
+    m = np.array([2.0, 8.0, 32.0, 128.0])
+    fig = figs.share_figure(m, {n: np.zeros(4) for n in names}, title="T", x_title="m", y_title="share")
+    legend = fig.layout.legend
+    assert (legend.yref, legend.yanchor, legend.y) == ("container", "bottom", 0)
+    assert fig.layout.margin.b - 3 * 22 >= 60
