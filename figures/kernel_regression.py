@@ -410,6 +410,7 @@ def _claim_band(claim: tuple[float, float], name: str) -> tuple[dict, dict]:
         "xanchor": "left",
         "yanchor": "top",
         "font": {"size": 14},
+        "bgcolor": "rgba(255, 255, 255, 0.85)",  # readable where the current h's dotted line crosses it
     }
     return band, note
 
