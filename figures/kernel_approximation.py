@@ -236,7 +236,9 @@ def matrices_row(
                 trace["colorbar"] = {"x": 1.01, "xanchor": "left", "y": highest, "yanchor": "top",
                                      "len": highest - lowest, "thickness": 12}  # fmt: skip
         data.append(trace)
-        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or own or narrow,
+        # the difference panel's rows are the first panel's: its own labels met the shared colour
+        # bar's tick labels in the gap between them
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or narrow,
                                      "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
     if narrow:
