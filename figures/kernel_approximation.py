@@ -43,7 +43,7 @@ def _legend_below(fig: go.Figure) -> go.Figure:
             "xanchor": "left",
             "x": 0,
         },
-        margin={"b": 150},  # the legend's room: a margin Plotly must grow draws the figure twice
+        margin={"b": 170},  # the legend's room: a margin Plotly must grow draws the figure twice
     )
     return fig
 
