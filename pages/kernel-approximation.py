@@ -16,9 +16,9 @@ import streamlit as st
 from core.lessons import kernel_approximation as lesson
 from core.random_features import rff_nw_predict
 from figures import kernel_approximation as lesson_figures
+from ui import classroom, questions
 from ui import controls as uc
 from ui import kernel_approximation as lesson_ui
-from ui import questions
 from ui.i18n import t
 from ui.kernel_approximation import RegressionData, RffConvergence, RffFit
 from ui.layout import cached_figures, page_header, show_figure
@@ -53,19 +53,23 @@ def regression_section() -> None:
 
 
 def _rff_results(fit: lesson_ui.RffFit, conv: lesson_ui.RffConvergence, h: float, m: int, seed: int) -> None:
-    """Random Fourier features (the body says how fast they converge), measured: the answer."""
-    st.markdown(t("ka.rff_body"))
-    st.latex(
+    """Random Fourier features (the body says how fast they converge), measured: the answer.
+
+    On a slide the figures come first, so that they start on a 1280x720 screen."""
+    text, charts = classroom.figures_first()
+    text.markdown(t("ka.rff_body"))
+    text.latex(
         r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
         r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
     )
     at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
-    k1, k2, k3 = st.columns(3)
+    k1, k2, k3 = text.columns(3)
     k1.metric(t("ka.metric_fit_rms", seeds=lesson_ui.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
-    st.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=lesson_ui.RFF_SEEDS))
-    rff_figures(lesson_ui.regression_data(), fit, conv, h, m, seed)
+    text.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=lesson_ui.RFF_SEEDS))
+    with charts:
+        rff_figures(lesson_ui.regression_data(), fit, conv, h, m, seed)
 
 
 #: What quadrupling m does to an error falling like m^slope, by the nearest slope.
@@ -191,8 +195,10 @@ def approximation_section(inp: lesson_ui.AttentionInputs, seed: int) -> None:
 
 
 def _approximation_results(r, m: int) -> None:
-    """The errors of the approximate attention and its three maps (negative weights show here)."""
-    k1, k2, k3 = st.columns(3)
+    """The errors of the approximate attention and its three maps (negative weights show here); on a
+    slide the maps first."""
+    text, charts = classroom.figures_first()
+    k1, k2, k3 = text.columns(3)
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
     k3.metric(t("ka.metric_den_ratio"), f"{r.min_denominator_ratio:.3g}", help=t("ka.metric_den_ratio_help"))
@@ -207,7 +213,10 @@ def _approximation_results(r, m: int) -> None:
         signed_last=True,
         zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
-    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=lesson.approximate_attention)
+    with charts:
+        show_figure(
+            fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=lesson.approximate_attention
+        )
 
 
 def features_section(inp: lesson_ui.AttentionInputs, seed: int) -> None:

@@ -15,7 +15,7 @@ import streamlit as st
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
-from core.kernels import FORMULAS, KERNELS
+from core.kernels import FORMULAS, KERNELS, SUPPORT
 from figures import kernel_regression as lesson_figures
 from ui import classroom, controls, questions
 from ui import kernel_regression as lesson_ui
@@ -443,6 +443,9 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
             "cv_min": f"{smallest:.4f}",
             "cv_star": f"{cv_star:.4f}",
             "kernel": v.kernel_name,
+            "never_zero": t("kr.list_sep").join(
+                t(f"kr.kernel_{k}") for k, r in SUPPORT.items() if math.isinf(r)
+            ),
         },
     )
 

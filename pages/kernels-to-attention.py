@@ -18,9 +18,9 @@ from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
 from figures import kernels_to_attention as lesson_figures
+from ui import classroom, questions
 from ui import controls as uc
 from ui import kernels_to_attention as lesson_ui
-from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
@@ -413,21 +413,24 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 
 
 def _show_bandwidths(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
-    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
-    m = st.columns(3)
+    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall (on a slide the
+    loss and h paths first, so that they start on a 1280x720 screen)."""
+    text, charts = classroom.figures_first()
+    m = text.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
     m[1].metric(t("k2a.metric_h_cv"), f"{res.h_cv:.4f}", help=t("k2a.metric_h_cv_help"))
     m[2].metric(t("k2a.metric_h_no_loo"), f"{res.no_loo.fit.bandwidth:.2e}")
-    table(
-        {
-            t("k2a.col_objective"): list(_objective_names()),
-            t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
-            t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
-            t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
-        },
-        hide_index=True,
-    )
-    c1, c2 = st.columns(2)
+    with text:
+        table(
+            {
+                t("k2a.col_objective"): list(_objective_names()),
+                t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
+                t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
+                t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
+            },
+            hide_index=True,
+        )
+    c1, c2 = charts.columns(2)
     with c1:
         _loss_curves(tuple(f.fit.losses for f in res.fits), run.steps, key="k2a_fig_loss")
     with c2:
