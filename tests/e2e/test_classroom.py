@@ -197,8 +197,14 @@ FIRST_CHART = """() => {
 PICKED = r"""() => /^\d+ \/ \d+ /.test((document.querySelector('.st-key-slide input') || {}).value || '')"""
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("path", SLIDE_PAGES)
+#: Every page in English; in Chinese the two whose slides once pushed a chart below the fold (its
+#: text runs shorter, so English is the harder case; the pair keeps the check honest in both).
+SLIDE_VIEWS = [(path, "en") for path in SLIDE_PAGES] + [
+    (path, "zh") for path in ("kernels-to-attention", "kernel-approximation") if path in SLIDE_PAGES
+]
+
+
+@pytest.mark.parametrize(("path", "lang"), SLIDE_VIEWS)
 def test_every_slide_starts_its_first_chart_on_a_projector(browser, app_url, path, lang):
     """At 1280x720, on every slide of the page (the first one too), the first chart starts on the
     screen, not below the fold (questions hidden, so that every chart is drawn)."""
