@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import streamlit as st
 
@@ -21,7 +21,7 @@ from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
@@ -31,15 +31,6 @@ CHART_INTERVAL_S = 0.7
 STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
 ELLIPSES = 10
-
-#: The page's figure builders, each cached on its inputs (made once per process, not per run).
-cached = cached_figures(figs)
-task_figure = cached.task_figure
-bandwidth_figure = cached.bandwidth_figure
-error_figure = cached.error_figure
-ellipse_figure = cached.ellipse_figure
-sweep_figure = cached.sweep_figure
-error_bars = cached.error_bars
 
 NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
 
@@ -132,12 +123,11 @@ class LiveView:
             return
         started = time.perf_counter()
         self.draws += 1
-        build = figs if live else _Cached  # live frames change every draw: not worth caching
         # the learned bandwidth, and one context's weights, answer the question about it
-        draw = partial(self._draw_bandwidth, build, config, refs, run)
+        draw = partial(self._draw_bandwidth, live, config, refs, run)
         questions.reveal("ic_learned_h", draw, where=self.bandwidth)
-        self._draw_error(build, config, refs, run)
-        draw = partial(self._draw_task, build, config, refs, run)
+        self._draw_error(live, config, refs, run)
+        draw = partial(self._draw_task, live, config, refs, run)
         questions.reveal("ic_learned_h", draw, where=self.task, placeholder=False)
         self.clock.done(started)
 
@@ -159,9 +149,10 @@ class LiveView:
             )
         )
 
-    def _draw_bandwidth(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+    def _draw_bandwidth(self, live: bool, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
         """The learned bandwidth over the steps, against the oracle's and LOO-CV's."""
-        fig = build.bandwidth_figure(
+        # live frames change every draw: not worth caching
+        fig = (figs.bandwidth_figure if live else ui_ic.bandwidth_figure)(
             tuple(range(len(run.bandwidth))) if run is not None else (),
             tuple(run.bandwidth) if run is not None else (),
             _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
@@ -179,9 +170,9 @@ class LiveView:
                 code=icl.train_icl,
             )
 
-    def _draw_error(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+    def _draw_error(self, live: bool, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
         """The held-out error over the steps, against the reference lines."""
-        fig = build.error_figure(
+        fig = (figs.error_figure if live else ui_ic.error_figure)(
             tuple(run.eval_steps) if run is not None else (),
             tuple(run.test_error) if run is not None else (),
             _measured(
@@ -206,11 +197,11 @@ class LiveView:
                 code=icl.train_icl,
             )
 
-    def _draw_task(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
+    def _draw_task(self, live: bool, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
         """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
         m = run.m if run is not None else ui_ic.identity(config.dim)
         view = ui_ic.context_view(config, m, refs.oracle_h)
-        fig = build.task_figure(
+        fig = (figs.task_figure if live else ui_ic.task_figure)(
             view.grid_s,
             view.grid_f,
             view.ctx_s,
@@ -243,14 +234,6 @@ def _no_loo(refs: References) -> str:
 def _measured(lines: dict[str, float | None]) -> dict[str, float]:
     """The reference lines that were measured (LOO-CV is None until Train is pressed)."""
     return {role: value for role, value in lines.items() if value is not None}
-
-
-class _Cached:
-    """The cached builders under the builder names (static draws: same inputs, same figure)."""
-
-    bandwidth_figure = staticmethod(bandwidth_figure)
-    error_figure = staticmethod(error_figure)
-    task_figure = staticmethod(task_figure)
 
 
 def idea_section() -> None:
@@ -339,7 +322,7 @@ def window_section(run: ICLRun | None) -> None:
     shape = ui_ic.window_snapshots(run, ELLIPSES)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ellipse_figure(
+        fig = ui_ic.ellipse_figure(
             shape.matrices,
             shape.steps,
             shape.b,
@@ -384,7 +367,7 @@ def compare_section(config: ICLConfig) -> None:
         t("ic.legend_floor"),
     ]
     values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
-    fig = error_bars(
+    fig = ui_ic.error_bars(
         labels,
         values,
         ["attention", "linear", "oracle", "floor"],
@@ -447,7 +430,7 @@ def _context_question(result: Sweep) -> None:
 
 def _show_sweep(result: Sweep) -> None:
     """The learned and oracle bandwidths along L and n, the trends' table and how long it took."""
-    fig = sweep_figure(
+    fig = ui_ic.sweep_figure(
         result.lipschitz,
         result.noise,
         result.learned_l,

@@ -13,18 +13,14 @@ from functools import partial
 
 import streamlit as st
 
-import figures.kernel_approximation
 from core.lessons import kernel_approximation as ka
 from core.random_features import rff_nw_predict
 from ui import controls as uc
 from ui import kernel_approximation as uk
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure
+from ui.layout import page_header, show_figure
 from ui.sections import Section, controls_first, heading, once, run_sections
-
-#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fk = cached_figures(figures.kernel_approximation)
 
 #: The attention controls, drawn by the first section that asks (see ``ui.sections.once``).
 InputsThunk = Callable[[], tuple[uk.AttentionInputs, int] | None]
@@ -88,7 +84,7 @@ def rff_figures(
     """The random-feature fit next to the error against m (medians of ``uk.RFF_SEEDS`` draws)."""
     a, b = st.columns(2)
     with a:
-        fig = fk.rff_fit_figure(
+        fig = uk.rff_fit_figure(
             data.x,
             data.y,
             fit.x_query,
@@ -101,7 +97,7 @@ def rff_figures(
         )
         show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=rff_nw_predict)
     with b:
-        fig = fk.loglog_figure(
+        fig = uk.loglog_figure(
             conv.m,
             {
                 t("ka.series_kernel_rms", seeds=uk.RFF_SEEDS): conv.kernel_rms,
@@ -195,7 +191,7 @@ def _approximation_results(r, m: int) -> None:
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
     k3.metric(t("ka.metric_den_ratio"), f"{r.min_denominator_ratio:.3g}", help=t("ka.metric_den_ratio_help"))
-    fig = fk.matrices_row(
+    fig = uk.matrices_row(
         (
             (t("ka.panel_exact"), r.exact),
             (t("ka.panel_approx", m=m), r.approx),
@@ -224,7 +220,7 @@ def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> No
     with a:
         series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
         series[t("ka.series_sqrt_m")] = cmp.sqrt_m_reference
-        fig = fk.loglog_figure(
+        fig = uk.loglog_figure(
             cmp.m,
             series,
             title=t("ka.fig_feature_error"),
@@ -281,7 +277,7 @@ def _denominators_figure(cmp) -> None:
     """How often the estimated softmax denominator is negative or near zero, against m."""
     trig = cmp.kinds.index("trigonometric")
     pos = cmp.kinds.index("positive_iid")
-    fig = fk.share_figure(
+    fig = uk.share_figure(
         cmp.m,
         {
             t("ka.series_trig_negative"): cmp.negative_share[trig],
@@ -312,7 +308,7 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
     k1, k2 = st.columns(2)
     k1.metric(t("ka.metric_causal_diff"), f"{c.max_abs_diff:.1e}")
     k2.metric(t("ka.metric_causal_exact"), f"{c.exact_error:.3f}", help=t("ka.metric_causal_exact_help"))
-    fig = fk.matrices_row(
+    fig = uk.matrices_row(
         (
             (t("ka.panel_prefix"), c.prefix),
             (t("ka.panel_masked"), c.masked),
@@ -334,7 +330,7 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
         r"K_{\mathrm{poly}}=(1+q\cdot k/\sqrt D)^2"
     )
     weights = uk.dissection(inp)
-    fig = fk.matrices_row(
+    fig = uk.matrices_row(
         tuple((t(f"ka.kernel_{name}"), weights[name]) for name in KERNEL_NAMES),
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
@@ -415,7 +411,7 @@ def show_cost(run: uk.CostRun | None) -> None:
             else:
                 crossovers[t("ka.crossover", name=name, L=f"{cross:,.0f}")] = cross
         with col:
-            fig = fk.cost_figure(
+            fig = uk.cost_figure(
                 lengths,
                 values,
                 title=t(f"ka.fig_cost_{field}"),

@@ -12,7 +12,6 @@ from functools import partial
 
 import streamlit as st
 
-import figures.kernel_regression
 import ui.kernel_regression as kr
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
@@ -20,11 +19,8 @@ from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
+from ui.layout import dictionary_table, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections
-
-#: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
-figs = cached_figures(figures.kernel_regression)
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
@@ -253,7 +249,7 @@ def fit_section(v: View) -> None:
     heading("kr.fit_header")
     data, h = v.data, v.h
     fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
-    fig = figs.fit_figure(
+    fig = kr.fit_figure(
         data.x,
         data.y,
         data.grid,
@@ -305,7 +301,7 @@ def _row_figure(v: View, q: kr.QueryRow) -> None:
     """The weights of the query x* over the samples, and the estimate they give."""
     data, xq = v.data, v.xq
     row, y_hat, active = q.weights, q.y_hat, q.active
-    fig = figs.attention_row_figure(
+    fig = kr.attention_row_figure(
         data.x,
         data.y,
         row,
@@ -351,7 +347,7 @@ def matrix_section(v: View) -> None:
             "x_row": f"{queries[row]:.3g}",
         },
     )
-    fig = figs.weight_matrix_figure(
+    fig = kr.weight_matrix_figure(
         kr.weights(v.data.x, queries, v.kernel, v.h),
         v.data.x,
         queries,
@@ -367,7 +363,7 @@ def matrix_section(v: View) -> None:
 def kernels_section(v: View) -> None:
     heading("kr.kernels_header")
     u = kr.KERNEL_U
-    fig = figs.kernel_shapes_figure(
+    fig = kr.kernel_shapes_figure(
         u,
         kr.kernel_shapes(u),
         names={k: t(f"kr.kernel_{k}") for k in KERNELS},
@@ -403,7 +399,7 @@ def cv_section(v: View) -> None:
 def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> None:
     """The CV curve against h, with h* and the current h."""
     data, kernel = v.data, v.kernel
-    fig = figs.cv_figure(
+    fig = kr.cv_figure(
         tuple(v.h_grid),
         cv,
         h_star=h_star,
@@ -450,7 +446,7 @@ def sweep_section(v: View) -> None:
         t("kr.sweep_subtitle", h=kr.fmt_h(s), tp=kr.turning_points(f))
         for s, f in zip(sweep_h, fits, strict=True)
     ]
-    fig = figs.sweep_figure(
+    fig = kr.sweep_figure(
         data.x,
         data.y,
         data.grid,

@@ -22,11 +22,17 @@ from ui import attention as ua
 from ui import controls as uc
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
+from ui.layout import cached_figure, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
-#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(figures.attention)
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: typed as the builder).
+weight_distribution = cached_figure(figures.attention.weight_distribution)
+nw_matrix = cached_figure(figures.attention.nw_matrix)
+fit_figure = cached_figure(figures.attention.fit_figure)
+side_by_side = cached_figure(figures.attention.side_by_side)
+heatmap_row = cached_figure(figures.attention.heatmap_row)
+bar_figure = cached_figure(figures.attention.bar_figure)
+line_figure = cached_figure(figures.attention.line_figure)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -129,7 +135,7 @@ def _bridge_metrics(c: DataControls, grid: NwVsAttention, one: QueryWeights) -> 
 
 def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
     show_figure(
-        fa.weight_distribution(
+        weight_distribution(
             one.x,
             one.weights_nw,
             one.weights_attention,
@@ -149,7 +155,7 @@ def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
 
 def _weight_matrix_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.nw_matrix(
+        nw_matrix(
             grid.weights_attention,
             x_query=grid.x_query,
             x_train=grid.x,
@@ -165,7 +171,7 @@ def _weight_matrix_figure(grid: NwVsAttention) -> None:
 
 def _fit_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.fit_figure(
+        fit_figure(
             grid.x,
             grid.y,
             grid.x_query,
@@ -188,7 +194,7 @@ def _fit_figure(grid: NwVsAttention) -> None:
 
 def _side_by_side_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.side_by_side(
+        side_by_side(
             grid.weights_nw,
             grid.weights_attention,
             x_query=grid.x_query,
@@ -286,7 +292,7 @@ def _vector_labels(res: DotVsGaussian) -> list[str]:
 def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
     labels = _vector_labels(res)
     show_figure(
-        fa.heatmap_row(
+        heatmap_row(
             [
                 (t("k2a.panel_dot", tau=tau), res.dot),
                 (t("k2a.panel_gauss", h=f"{tau**0.5:.3g}"), res.gaussian),
@@ -306,7 +312,7 @@ def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
 
 def _key_norms_figure(res: DotVsGaussian) -> None:
     show_figure(
-        fa.bar_figure(
+        bar_figure(
             _vector_labels(res),
             {t("k2a.series_key_norm"): res.key_norms, t("k2a.series_key_bias"): res.key_log_bias},
             title=t("k2a.fig_key_norms"),
@@ -395,7 +401,7 @@ def _objective_names() -> tuple[str, str]:
 def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
     """Training loss with and without leave-one-out, one curve each (log scale)."""
     show_figure(
-        fa.line_figure(
+        line_figure(
             list(range(1, steps + 1)),
             dict(zip(_objective_names(), losses, strict=True)),
             title=t("k2a.fig_loss"),
@@ -456,7 +462,7 @@ def _ask_no_loo(run: ua.LearnRun, res: BandwidthLearning) -> None:
 
 def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
     show_figure(
-        fa.line_figure(
+        line_figure(
             list(range(steps + 1)),
             dict(zip(_objective_names(), (f.fit.bandwidths for f in res.fits), strict=True)),
             title=t("k2a.fig_h_path"),
@@ -474,7 +480,7 @@ def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
 
 def _learned_fits_figure(res: BandwidthLearning) -> None:
     show_figure(
-        fa.fit_figure(
+        fit_figure(
             res.x,
             res.y,
             res.grid,
@@ -539,7 +545,7 @@ def _length_scale_paths(res: MetricLearning, steps: int) -> None:
         series[t("k2a.series_ls1", name=name)] = f.fit.length_scale_path[:, 0]
         series[t("k2a.series_ls2", name=name)] = f.fit.length_scale_path[:, 1]
     show_figure(
-        fa.line_figure(
+        line_figure(
             list(range(steps + 1)),
             series,
             title=t("k2a.fig_ls_path"),

@@ -13,7 +13,6 @@ from typing import Any, NoReturn
 
 import streamlit as st
 
-import figures.training
 from core.lessons import training as verdicts
 from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.random_walks import Baselines
@@ -22,12 +21,9 @@ from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
-
-#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-figs = cached_figures(figures.training)
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last
@@ -36,7 +32,7 @@ CHART_INTERVAL_S = 0.7
 #: Up to this many heads the attention maps sit beside the loss chart; more go below it.
 WIDE_HEADS = 4
 
-walks_figure = figs.walks_plot  # cached (see figs above)
+walks_figure = ui_tr.walks_plot  # cached (see figs above)
 
 
 class LiveView:
@@ -98,7 +94,7 @@ class LiveView:
         batches_per_epoch: int | None = None,
     ) -> None:
         """The loss curves against the baselines (empty curves before any run)."""
-        loss_fig = figs.loss_curves(
+        loss_fig = ui_tr.loss_curves(
             train_loss,
             val_loss,
             {k: getattr(baselines, k) for k in BASELINE_IDS},
@@ -122,7 +118,7 @@ class LiveView:
         """One layer's attention maps, ``weights`` (H, T, T), after ``epoch`` (0: untrained)."""
         H = weights.shape[0]
         half_width = H <= WIDE_HEADS  # beside the loss chart: 3-4 heads in a 2 x 2 grid stay square
-        attention_fig = figs.attention_heads(
+        attention_fig = ui_tr.attention_heads(
             weights,
             cols=(2 if H > 2 else H) if half_width else None,
             row_height=210 if half_width and H > 2 else None,
@@ -263,7 +259,7 @@ def prediction_section(run: TrainingRun) -> None:
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
     heading("tr.prediction_title", sub=True)
-    fig = figs.prediction_plot(
+    fig = ui_tr.prediction_plot(
         found.example,
         found.example_one_step,
         found.example_rollout,
@@ -292,7 +288,7 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
     """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = figs.distance_bars(
+        fig = ui_tr.distance_bars(
             found.distances,
             found.shares,
             found.uniform,
@@ -364,7 +360,7 @@ def diagnostics_section(run: TrainingRun) -> None:
         }
         for d in found.diagnostics
     ]
-    fig = figs.diagnostics_table(
+    fig = ui_tr.diagnostics_table(
         rows,
         headers={
             "status": t("tr.col_status"),

@@ -20,8 +20,10 @@ import streamlit as st
 from core import in_context as core
 from core.in_context import ICLConfig, ICLRun
 from core.lessons import in_context as lesson
+from figures import in_context as fic
 from ui import caching, controls
 from ui.i18n import t
+from ui.layout import cached_figure
 from ui.live_run import ConfigChoice, LiveRun, Loop, training_slot
 
 #: Steps the "Step" button trains.
@@ -347,3 +349,13 @@ def verdict_bandwidth(h: float, oracle_h: float) -> str:
     if abs(ratio - 1) <= AT_ORACLE_RTOL:
         return "ic.verdict_h_match"
     return "ic.verdict_h_wide" if ratio > 1 else "ic.verdict_h_narrow"
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+task_figure = cached_figure(fic.task_figure)
+bandwidth_figure = cached_figure(fic.bandwidth_figure)
+error_figure = cached_figure(fic.error_figure)
+ellipse_figure = cached_figure(fic.ellipse_figure)
+sweep_figure = cached_figure(fic.sweep_figure)
+error_bars = cached_figure(fic.error_bars)

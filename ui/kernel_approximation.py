@@ -23,7 +23,9 @@ import streamlit as st
 from core.data import post_data
 from core.lessons import kernel_approximation as ka
 from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
+from figures import kernel_approximation as fka
 from ui import caching
+from ui.layout import cached_figure
 from ui.live_run import COST, limiter
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
@@ -178,3 +180,12 @@ def last_cost() -> CostRun | None:
 
 def keep_cost(result: CostRun) -> None:
     st.session_state[COST_RESULT] = result
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+rff_fit_figure = cached_figure(fka.rff_fit_figure)
+matrices_row = cached_figure(fka.matrices_row)
+loglog_figure = cached_figure(fka.loglog_figure)
+share_figure = cached_figure(fka.share_figure)
+cost_figure = cached_figure(fka.cost_figure)

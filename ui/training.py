@@ -25,8 +25,10 @@ from core.positional import POSITIONAL_KINDS
 from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
+from figures import training as ftr
 from ui import caching, controls
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
+from ui.layout import cached_figure
 from ui.live_run import ConfigChoice, LiveRun, LiveState, Loop
 
 #: Rows kept in the per-session history of runs.
@@ -464,3 +466,13 @@ def history_table() -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+loss_curves = cached_figure(ftr.loss_curves)
+prediction_plot = cached_figure(ftr.prediction_plot)
+walks_plot = cached_figure(ftr.walks_plot)
+attention_heads = cached_figure(ftr.attention_heads)
+distance_bars = cached_figure(ftr.distance_bars)
+diagnostics_table = cached_figure(ftr.diagnostics_table)
