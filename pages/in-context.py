@@ -23,7 +23,7 @@ from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
 #: ninth of the time (``ui.live_run.RedrawClock``); progress and status at most every 0.2 s.
@@ -314,7 +314,6 @@ def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
 
 def window_section(run: ICLRun | None) -> None:
     """The window of M as an ellipse over training, against the hidden direction b."""
-    heading("ic.window_title")
     st.markdown(t("ic.window_intro"))
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
@@ -352,7 +351,6 @@ def window_section(run: ICLRun | None) -> None:
 @st.fragment
 def compare_section(config: ICLConfig) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
-    heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
     ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
     result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.LIVE.waiting_message()))
@@ -381,7 +379,6 @@ def compare_section(config: ICLConfig) -> None:
 @st.fragment
 def sweep_section(config: ICLConfig) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
-    heading("ic.sweep_title")
     st.markdown(t("ic.sweep_intro"))
     ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
     result = _sweep_with_progress(config)
@@ -452,7 +449,6 @@ def _show_sweep(result: Sweep) -> None:
 
 
 def takeaway_section() -> None:
-    heading("ic.takeaway_title")
     st.markdown(t("ic.takeaway"))
 
 
@@ -464,7 +460,7 @@ def render() -> None:
     with classroom.controls_area():
         config = controls_section()
     sections = [
-        Section("ic.live_title", partial(live_section, config)),
+        Section("ic.live_title", partial(live_section, config), level=None),
         Section("ic.window_title", lambda: window_section(ui_ic.LIVE.current())),  # the run on screen
     ]
     if config is not None:

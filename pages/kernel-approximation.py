@@ -20,7 +20,7 @@ from ui import kernel_approximation as uk
 from ui import questions
 from ui.i18n import t
 from ui.layout import page_header, show_figure
-from ui.sections import Section, controls_first, heading, once, run_sections
+from ui.sections import Section, controls_first, once, run_sections
 
 #: The attention controls, drawn by the first section that asks (see ``ui.sections.once``).
 InputsThunk = Callable[[], tuple[uk.AttentionInputs, int] | None]
@@ -32,7 +32,6 @@ KERNEL_NAMES = ("exponential", "rbf", "polynomial")
 
 @st.fragment
 def regression_section() -> None:
-    heading("ka.rff_title")
     c1, c2, c3 = st.columns(3)
     h = float(uc.select_slider("ka.h", key="ka_h", options=uk.BANDWIDTHS, value=0.3, where=c1))
     m = int(
@@ -123,7 +122,6 @@ def rff_figures(
 
 
 def attention_intro() -> None:
-    heading("ka.att_title")
     st.markdown(t("ka.att_body"))
     st.latex(
         r"e^{q\cdot k}=\mathbb{E}_{w\sim\mathcal N(0,I)}\big[\phi(q)\,\phi(k)\big],\quad"
@@ -206,7 +204,6 @@ def _approximation_results(r, m: int) -> None:
 
 
 def features_section(inp: uk.AttentionInputs, seed: int) -> None:
-    heading("ka.features_title", sub=True)
     st.markdown(t("ka.features_body", seeds=uk.FEATURE_SEEDS))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
@@ -293,7 +290,6 @@ def _denominators_figure(cmp) -> None:
 
 @st.fragment
 def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
-    heading("ka.causal_title", sub=True)
     st.markdown(t("ka.causal_body"))
     st.latex(
         r"S_i=S_{i-1}+\phi(k_i)\,v_i^\top,\quad z_i=z_{i-1}+\phi(k_i),\quad"
@@ -323,7 +319,6 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 
 def dissection_section(inp: uk.AttentionInputs) -> None:
-    heading("ka.tsai_title", sub=True)
     st.markdown(t("ka.tsai_body"))
     st.latex(
         r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad "
@@ -358,7 +353,6 @@ def _request_cost() -> None:
 
 @st.fragment
 def cost_section() -> None:
-    heading("ka.cost_title")
     st.markdown(t("ka.cost_body", cap=uk.MAX_COST_LENGTH, budget=int(uk.TOTAL_BUDGET_S)))
     c1, c2, c3 = st.columns([2, 2, 1])
     options = uk.cost_lengths(uk.MAX_COST_LENGTH)
@@ -443,16 +437,17 @@ def render() -> None:
     page_header("ka.title", "ka.intro")
     inputs = once(attention_inputs)
     controls_first(inputs)
+    features = partial(_with_inputs, features_section, inputs)  # the attention section's h3s
+    causal = partial(_with_inputs, causal_section, inputs)
+    dissection = partial(_with_inputs, dissection_section, inputs, seed=False)
     run_sections(
         "kernel-approximation",
         [
             Section("ka.rff_title", regression_section),
             Section("ka.att_title", partial(_attention, inputs)),
-            Section("ka.features_title", partial(_with_inputs, features_section, inputs), folded=True),
-            Section("ka.causal_title", partial(_with_inputs, causal_section, inputs), folded=True),
-            Section(
-                "ka.tsai_title", partial(_with_inputs, dissection_section, inputs, seed=False), folded=True
-            ),
+            Section("ka.features_title", features, folded=True, level=3),
+            Section("ka.causal_title", causal, folded=True, level=3),
+            Section("ka.tsai_title", dissection, folded=True, level=3),
             Section("ka.cost_title", cost_section, folded=True),
         ],
     )

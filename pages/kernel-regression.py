@@ -20,7 +20,7 @@ from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui.i18n import t
 from ui.layout import dictionary_table, page_header, show_figure, table
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
@@ -150,7 +150,6 @@ def query_control(data: kr.PageData, key: str, *, where) -> float:
 
 
 def formula_and_mapping(kernel: str) -> None:
-    heading("kr.formula_header")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
@@ -164,7 +163,6 @@ def formula_and_mapping(kernel: str) -> None:
 
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
-    heading("kr.claims_header")
     with st.spinner(t("kr.computing")):
         claims = kr.post_claims()
     h_g, cv_g = claims.best["gaussian"]
@@ -208,7 +206,6 @@ def post_claims_section() -> None:
 
 
 def loop_vs_matrix(data: kr.PageData, h: float) -> None:
-    heading("kr.timing_header")
     st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
@@ -246,7 +243,6 @@ class View:
 
 
 def fit_section(v: View) -> None:
-    heading("kr.fit_header")
     data, h = v.data, v.h
     fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = kr.fit_figure(
@@ -277,7 +273,6 @@ def fit_section(v: View) -> None:
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map (drawn once its question is answered)."""
-    heading("kr.row_header")
     data, xq = v.data, v.xq
     q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
     active = q.active
@@ -323,7 +318,6 @@ def _row_figure(v: View, q: kr.QueryRow) -> None:
 
 
 def matrix_section(v: View) -> None:
-    heading("kr.matrix_header")
     queries = kr.heatmap_queries(v.data.grid)
     row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
@@ -361,7 +355,6 @@ def matrix_section(v: View) -> None:
 
 
 def kernels_section(v: View) -> None:
-    heading("kr.kernels_header")
     u = kr.KERNEL_U
     fig = kr.kernel_shapes_figure(
         u,
@@ -377,7 +370,6 @@ def kernels_section(v: View) -> None:
 
 def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
-    heading("kr.cv_header")
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
@@ -438,7 +430,6 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 
 
 def sweep_section(v: View) -> None:
-    heading("kr.sweep_header")
     data = v.data
     sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
     fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]

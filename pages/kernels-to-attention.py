@@ -23,7 +23,7 @@ from ui import controls as uc
 from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figure, dictionary_table, page_header, show_figure, table
-from ui.sections import Section, controls_first, heading, once, run_sections
+from ui.sections import Section, controls_first, once, run_sections
 
 # The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: typed as the builder).
 weight_distribution = cached_figure(figures.attention.weight_distribution)
@@ -46,7 +46,6 @@ N_VECTORS = 8
 
 
 def _mapping() -> None:
-    heading("k2a.mapping_title")
     dictionary_table()
     st.markdown(t("k2a.mapping_body"))
     st.latex(
@@ -87,7 +86,6 @@ def _three_controls() -> DataControls:
 
 def _three_figures(knobs: Callable[[], DataControls]) -> None:
     """NW against attention: the question, the numbers, then the post's three figures."""
-    heading("k2a.three_title")
     st.markdown(t("k2a.three_body"))
     c = knobs()
     grid = ua.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
@@ -219,7 +217,6 @@ def _side_by_side_figure(grid: NwVsAttention) -> None:
 @st.fragment
 def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
-    heading("k2a.dot_title")
     tau, spread, dim = _dot_controls()
     res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
     _ask_dot_equal(res, tau, spread)
@@ -336,7 +333,6 @@ def _request_learning() -> None:
 @st.fragment
 def _learnable(n: int, seed: int) -> None:
     """Learning h by gradient descent: trains only on its button (0.1-0.6 s); the last result stays."""
-    heading("k2a.learn_title")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
     shown: ua.LearnRun | None = st.session_state.get("k2a_learned")

@@ -24,7 +24,7 @@ from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure, table
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
 DEFAULT_D_MODEL = 64
@@ -143,7 +143,6 @@ def controls_section() -> mh.LayerSpec:
 def heads_section(spec: mh.LayerSpec, view) -> None:
     """Every head's weights, the concatenated outputs and per-head sharpness."""
     H, labels = spec.n_heads, view.labels
-    heading("mh.heads_title")
     st.markdown(t("mh.heads_body"))
     st.latex(
         r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{(XW_Q^h)(XW_K^h)^\top}{\sqrt{d_k}}\right) XW_V^h,"
@@ -261,7 +260,6 @@ def similarity_section(view) -> None:
 
 def library_section(spec: mh.LayerSpec) -> None:
     """Our module against ``torch.nn.MultiheadAttention`` with the same weights."""
-    heading("mh.lib_title")
     st.markdown(t("mh.lib_body"))
     rows = mh.library_check(spec)
     if rows[0].reference != "torch.nn.MultiheadAttention":
@@ -293,7 +291,6 @@ def _contiguity_code(demo) -> None:
 
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
-    heading("mh.contig_title")
     demo = mh.contiguity(view.heads)
     _, H, L, d_v = demo.shape
     questions.ask(
@@ -337,7 +334,6 @@ def _contiguity_results(demo) -> None:
 
 def positions_section(spec: mh.LayerSpec) -> None:
     """The sinusoidal table, its kernel PE·PEᵀ and kernel rows by distance (sinusoidal vs learned)."""
-    heading("mh.pos_title")
     st.markdown(t("mh.pos_body"))
     st.latex(
         r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d}}\right),\qquad "
@@ -505,7 +501,6 @@ def _redundancy_summary(steps: int, points) -> None:
 @st.fragment
 def redundancy_section(seed: int) -> None:
     """Do many heads repeat each other? Trains on its Run button; the last result stays on screen."""
-    heading("mh.red_title")
     st.markdown(t("mh.red_body"))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     d_model = int(

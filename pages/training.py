@@ -23,7 +23,7 @@ from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last
@@ -253,12 +253,15 @@ def _findings(run: TrainingRun) -> Findings:
         return ui_tr.findings(run)
 
 
+def findings_header(run: TrainingRun) -> None:
+    """The findings' own h2 and introduction, above the first of them."""
+    st.header(t("tr.findings_title"))
+    st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
+
+
 def prediction_section(run: TrainingRun) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
     found = _findings(run)
-    st.header(t("tr.findings_title"))
-    st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
-    heading("tr.prediction_title", sub=True)
     fig = ui_tr.prediction_plot(
         found.example,
         found.example_one_step,
@@ -279,7 +282,6 @@ def prediction_section(run: TrainingRun) -> None:
 
 def where_section(run: TrainingRun) -> None:
     found = _findings(run)
-    heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
     questions.reveal(f"tr_{'recent' if run.config.causal else 'ahead'}", partial(_where_results, run, found))
 
@@ -313,7 +315,6 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
 
 def shuffle_section(run: TrainingRun) -> None:
     found = _findings(run)
-    heading("tr.shuffle_title", sub=True)
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
@@ -331,7 +332,6 @@ def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
 
 def leak_section(run: TrainingRun) -> None:
     found = _findings(run)
-    heading("tr.leak_title", sub=True)
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
     cols[0].metric(t("tr.metric_teacher"), f"{found.val_loss:.3g}", help=t("tr.metric_teacher_help"))
@@ -348,7 +348,6 @@ def leak_section(run: TrainingRun) -> None:
 
 def diagnostics_section(run: TrainingRun) -> None:
     found = _findings(run)
-    heading("tr.diagnostics_title", sub=True)
     st.markdown(t("tr.diagnostics_intro"))
     rows = [
         {
@@ -373,7 +372,6 @@ def diagnostics_section(run: TrainingRun) -> None:
 
 
 def speed_section(run: TrainingRun) -> None:
-    heading("tr.speed_title", sub=True)
     wall = ui_tr.LIVE.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
@@ -416,15 +414,20 @@ def render() -> None:
     if classroom.on_title_slide():
         buttons_section(config)
     run = ui_tr.LIVE.current()
-    sections = [Section("tr.live_title", partial(live_section, config, run))]
+    sections = [Section("tr.live_title", partial(live_section, config, run), level=None)]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
-            Section("tr.prediction_title", partial(prediction_section, run)),
-            Section("tr.where_title", partial(where_section, run)),
-            Section("tr.shuffle_title", partial(shuffle_section, run)),
-            Section("tr.leak_title", partial(leak_section, run)),
-            Section("tr.diagnostics_title", partial(diagnostics_section, run)),
-            Section("tr.speed_title", partial(speed_section, run)),
+            Section(
+                "tr.prediction_title",
+                partial(prediction_section, run),
+                level=3,
+                above=partial(findings_header, run),
+            ),
+            Section("tr.where_title", partial(where_section, run), level=3),
+            Section("tr.shuffle_title", partial(shuffle_section, run), level=3),
+            Section("tr.leak_title", partial(leak_section, run), level=3),
+            Section("tr.diagnostics_title", partial(diagnostics_section, run), level=3),
+            Section("tr.speed_title", partial(speed_section, run), level=3),
         ]
     run_sections("training", sections)
 
