@@ -24,6 +24,7 @@ from ui import classroom, controls, questions
 from ui import multihead as mh
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure, table
+from ui.questions import Question
 from ui.sections import Section, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
@@ -181,19 +182,21 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
     questions.reveal("mh_sharpest", partial(_head_bars, view, short))
 
 
+#: Which head has the sharpest (lowest-entropy) weights? A head number, 1..H.
+SHARPEST = Question(
+    "mh_sharpest", prompt_key="q.mh_sharp_prompt", explain_key="q.mh_sharp_explain", min_value=1
+)
+
+
 def _sharpest_question(view, H: int) -> None:
     """Which head is sharpest? Answered by the lowest bar of the entropy chart below."""
     entropy = view.normalized_entropy
     sharpest = min(range(H), key=lambda h: entropy[h])
-    questions.ask(
-        "mh_sharpest",
-        prompt_key="q.mh_sharp_prompt",
-        prompt_kwargs={"H": H},
-        answer=sharpest + 1,
-        min_value=1,
+    SHARPEST.ask(
+        sharpest + 1,
+        prompt={"H": H},
         max_value=H,
-        explain_key="q.mh_sharp_explain",
-        explain_kwargs={
+        explain={
             "head": sharpest + 1,
             "entropy": f"{entropy[sharpest]:.2f}",
             "support": f"{view.support[sharpest]:.1f}",
@@ -289,18 +292,20 @@ def _contiguity_code(demo) -> None:
         st.markdown(t("mh.contig_fixed_result", shape=str(demo.fixed_shape), same=same))
 
 
+#: Does ``.view`` fail on the transposed heads (not contiguous)?
+VIEW_ERROR = Question(
+    "mh_view_error", prompt_key="q.mh_view_prompt", explain_key="q.mh_view_explain", choices=questions.YES_NO
+)
+
+
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
     demo = mh.contiguity(view.heads)
     _, H, L, d_v = demo.shape
-    questions.ask(
-        "mh_view_error",
-        prompt_key="q.mh_view_prompt",
-        prompt_kwargs={"H": H, "L": L, "d_v": d_v},
-        choices={"yes": "common.yes", "no": "common.no"},
-        answer="no" if demo.view_error is None else "yes",
-        explain_key="q.mh_view_explain",
-        explain_kwargs={
+    VIEW_ERROR.ask(
+        "no" if demo.view_error is None else "yes",
+        prompt={"H": H, "L": L, "d_v": d_v},
+        explain={
             "strides": str(demo.transposed_strides),
             "contiguous": t("common.yes" if demo.transposed_is_contiguous else "common.no"),
         },
@@ -379,6 +384,12 @@ def _permutation_table(result) -> None:
     table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
 
 
+#: Does permuting the tokens change the attention map (beyond the permutation)?
+PERM_MOVES = Question(
+    "mh_perm_moves", prompt_key="q.mh_perm_prompt", explain_key="q.mh_perm_explain", choices=questions.YES_NO
+)
+
+
 @st.fragment
 def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
     """Shuffle the words, keep the positions: does the map only move? Its controls rerun only it."""
@@ -395,14 +406,10 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
     perm = [int(i) for i in result.perm]
     st.caption(t("mh.perm_order", perm=", ".join(labels[i] for i in perm)))
     diff = result.map_diff[(spec.pe_kind, spec.mask_kind)]
-    questions.ask(
-        "mh_perm_moves",
-        prompt_key="q.mh_perm_prompt",
-        prompt_kwargs={"pe": t(f"mh.pe_{spec.pe_kind}"), "mask": t(f"mh.mask_{spec.mask_kind}")},
-        choices={"yes": "common.yes", "no": "common.no"},
-        answer="yes" if diff < 1e-6 else "no",
-        explain_key="q.mh_perm_explain",
-        explain_kwargs={"diff": f"{diff:.1e}"},
+    PERM_MOVES.ask(
+        "yes" if diff < 1e-6 else "no",
+        prompt={"pe": t(f"mh.pe_{spec.pe_kind}"), "mask": t(f"mh.mask_{spec.mask_kind}")},
+        explain={"diff": f"{diff:.1e}"},
     )
     questions.reveal("mh_perm_moves", partial(_permutation_results, spec, labels, result, head))
 
