@@ -176,16 +176,7 @@ def window_section(run: ICLRun | None) -> None:
     shape = ui_ic.window_snapshots(run, ELLIPSES)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ui_ic.ellipse_figure(
-            shape.matrices,
-            shape.steps,
-            shape.b,
-            cap=shape.cap,
-            names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
-            title=t("ic.ellipse_title"),
-            x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
-            y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
-        )
+        fig = ui_ic.window_chart(shape, run.config.dim)
         ellipse_code = (lesson.plane_of, lesson.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
         drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
@@ -213,21 +204,12 @@ def compare_section(config: ICLConfig) -> None:
         st.caption(t("ic.compare_hint"))
         return
     errors, refs = result
-    labels = [
-        t("ic.attention_softmax"),
-        t("ic.attention_linear"),
-        t("ic.legend_oracle"),
-        t("ic.legend_floor"),
-    ]
-    values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
-    fig = ui_ic.error_bars(
-        labels,
-        values,
-        ["attention", "linear", "oracle", "floor"],
-        title=t("ic.compare_fig_title"),
-        y_title=t("ic.axis_mse"),
+    show_figure(
+        ui_ic.compare_chart(errors, refs),
+        key="ic_compare_fig",
+        look_for_key="ic.compare_look",
+        code=icl.train_icl,
     )
-    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look", code=icl.train_icl)
     st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
 
 
@@ -277,20 +259,9 @@ def _context_question(result: Sweep) -> None:
 
 def _show_sweep(result: Sweep) -> None:
     """The learned and oracle bandwidths along L and n, the trends' table and how long it took."""
-    fig = ui_ic.sweep_figure(
-        result.lipschitz,
-        result.noise,
-        result.learned_l,
-        result.oracle_l,
-        result.n_context,
-        result.learned_n,
-        result.oracle_n,
-        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
-        titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
-        x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
-        y_title=t("ic.axis_bandwidth"),
+    show_figure(
+        ui_ic.sweep_chart(result), key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep
     )
-    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep)
     table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:

@@ -28,19 +28,7 @@ def render_data(shown: Preview) -> None:
     """The task in one line and a few of the run's walks, before any run exists."""
     st.header(t("tr.preview_title"))  # a section title (h2): nothing between it and the h1
     st.markdown(t("tr.preview_task"))
-    fig = ui_tr.walks_plot(
-        shown.walks,
-        shown.example,
-        names={
-            "train": t("tr.legend_walks"),
-            "example": t("tr.legend_example"),
-            "target": t("tr.legend_next"),
-        },
-        title=t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
-        x_title=t("tr.axis_position"),
-        y_title=t("tr.axis_value"),
-    )
-    show_figure(fig, key="tr_walks_fig", look_for_key="tr.walks_look")
+    show_figure(ui_tr.walks_chart(shown), key="tr_walks_fig", look_for_key="tr.walks_look")
 
 
 #: Before training: the weight query 0 gives key 0 (its explanation: one per mask).
@@ -164,15 +152,7 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
     """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ui_tr.distance_bars(
-            found.distances,
-            found.shares,
-            found.uniform,
-            names={"model": t("tr.legend_model_attention"), "uniform": t("tr.legend_uniform")},
-            title=t("tr.distance_fig_title"),
-            x_title=t("tr.axis_distance"),
-            y_title=t("tr.axis_share"),
-        )
+        fig = ui_tr.distance_chart(found)
         look = "tr.distance_look" if run.config.causal else "tr.distance_look_nomask"
         show_figure(fig, key="tr_distance_fig", look_for_key=look)
     with col_numbers:
@@ -223,26 +203,7 @@ def leak_section(run: TrainingRun) -> None:
 def diagnostics_section(run: TrainingRun) -> None:
     found = _findings(run)
     st.markdown(t("tr.diagnostics_intro"))
-    rows = [
-        {
-            "level": d.level,
-            "status": t(f"tr.level_{d.level}"),
-            "symptom": t(f"tr.diag_{d.id}"),
-            "measure": t(f"tr.diag_{d.id}_measure", value=d.value, amber=d.amber, red=d.red),
-            "remedy": t(f"tr.diag_{d.id}_remedy"),
-        }
-        for d in found.diagnostics
-    ]
-    fig = ui_tr.diagnostics_table(
-        rows,
-        headers={
-            "status": t("tr.col_status"),
-            "symptom": t("tr.col_symptom"),
-            "measure": t("tr.col_measure"),
-            "remedy": t("tr.col_remedy"),
-        },
-    )
-    show_figure(fig, key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
+    show_figure(ui_tr.diagnostics_chart(found), key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
 
 
 def speed_section(run: TrainingRun) -> None:

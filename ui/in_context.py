@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import in_context as core
@@ -497,3 +498,48 @@ def _no_loo(refs: core.References) -> str:
 def _measured(lines: dict[str, float | None]) -> dict[str, float]:
     """The reference lines that were measured (LOO-CV is None until Train is pressed)."""
     return {role: value for role, value in lines.items() if value is not None}
+
+
+# The page's charts from its results, labelled in the page's language (builders cached above).
+def window_chart(shape: lesson.WindowShape, dim: int) -> go.Figure:
+    """The window of M as ellipses over training, against the hidden direction b."""
+    return ellipse_figure(
+        shape.matrices,
+        shape.steps,
+        shape.b,
+        cap=shape.cap,
+        names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
+        title=t("ic.ellipse_title"),
+        x_title=t("ic.axis_plane_x" if dim > 2 else "ic.axis_x1"),
+        y_title=t("ic.axis_plane_y" if dim > 2 else "ic.axis_x2"),
+    )
+
+
+def sweep_chart(result: lesson.Sweep) -> go.Figure:
+    """The learned and oracle bandwidths along L and along n."""
+    return sweep_figure(
+        result.lipschitz,
+        result.noise,
+        result.learned_l,
+        result.oracle_l,
+        result.n_context,
+        result.learned_n,
+        result.oracle_n,
+        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
+        titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
+        x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
+        y_title=t("ic.axis_bandwidth"),
+    )
+
+
+def compare_chart(errors: dict[str, tuple[float, float]], refs: core.References) -> go.Figure:
+    """Softmax and linear attention's held-out errors beside the oracle's and the noise floor."""
+    labels = [
+        t("ic.attention_softmax"),
+        t("ic.attention_linear"),
+        t("ic.legend_oracle"),
+        t("ic.legend_floor"),
+    ]
+    values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
+    roles = ["attention", "linear", "oracle", "floor"]
+    return error_bars(labels, values, roles, title=t("ic.compare_fig_title"), y_title=t("ic.axis_mse"))

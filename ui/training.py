@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.attention import SCALE_MODES
@@ -585,3 +586,49 @@ def _status_line(run: TrainingRun, *, live: bool) -> str:
     if not live and run.cursor is not None:  # paused in the middle of an epoch
         status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
     return status
+
+
+# The page's charts from its results, labelled in the page's language (builders cached above).
+def walks_chart(shown: Preview) -> go.Figure:
+    """A few of the run's training walks and one example with its next value, before any run."""
+    return walks_plot(
+        shown.walks,
+        shown.example,
+        names={
+            "train": t("tr.legend_walks"),
+            "example": t("tr.legend_example"),
+            "target": t("tr.legend_next"),
+        },
+        title=t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+
+
+def distance_chart(found: Findings) -> go.Figure:
+    """The model's attention share by distance, against uniform attention."""
+    return distance_bars(
+        found.distances,
+        found.shares,
+        found.uniform,
+        names={"model": t("tr.legend_model_attention"), "uniform": t("tr.legend_uniform")},
+        title=t("tr.distance_fig_title"),
+        x_title=t("tr.axis_distance"),
+        y_title=t("tr.axis_share"),
+    )
+
+
+def diagnostics_chart(found: Findings) -> go.Figure:
+    """The diagnostics as a table: status, symptom, what was measured, the remedy."""
+    rows = [
+        {
+            "level": d.level,
+            "status": t(f"tr.level_{d.level}"),
+            "symptom": t(f"tr.diag_{d.id}"),
+            "measure": t(f"tr.diag_{d.id}_measure", value=d.value, amber=d.amber, red=d.red),
+            "remedy": t(f"tr.diag_{d.id}_remedy"),
+        }
+        for d in found.diagnostics
+    ]
+    headers = {key: t(f"tr.col_{key}") for key in ("status", "symptom", "measure", "remedy")}
+    return diagnostics_table(rows, headers=headers)
