@@ -154,16 +154,7 @@ def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> No
     """The error of each kind of feature against m, the denominators, and why positive ones win."""
     a, b = st.columns(2)
     with a:
-        series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
-        series[t("ka.series_sqrt_m")] = cmp.sqrt_m_reference
-        fig = uk.loglog_figure(
-            cmp.m,
-            series,
-            title=t("ka.fig_feature_error"),
-            x_title=t("ka.axis_m"),
-            y_title=t("ka.axis_rel_error"),
-            dashed=(t("ka.series_sqrt_m"),),
-        )
+        fig = uk.feature_error_chart(cmp, names)
         show_figure(
             fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
         )

@@ -124,22 +124,7 @@ def findings_header(run: TrainingRun) -> None:
 def prediction_section(run: TrainingRun) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
     found = _findings(run)
-    fig = ui_tr.prediction_plot(
-        found.example,
-        found.example_one_step,
-        found.example_rollout,
-        found.context,
-        names={
-            "truth": t("tr.legend_truth"),
-            "one_step": t("tr.legend_one_step"),
-            "rollout": t("tr.legend_rollout"),
-            "context": t("tr.legend_context"),
-        },
-        title=t("tr.prediction_fig_title"),
-        x_title=t("tr.axis_position"),
-        y_title=t("tr.axis_value"),
-    )
-    show_figure(fig, key="tr_prediction_fig", look_for_key="tr.prediction_look")
+    show_figure(ui_tr.prediction_chart(found), key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
 
 def where_section(run: TrainingRun) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.data import post_data
@@ -252,6 +253,23 @@ def approximation_results(r, m: int) -> None:
         zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
     show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=ka.approximate_attention)
+
+
+def feature_error_chart(cmp: ka.FeatureComparison, names: dict[str, str]) -> go.Figure:
+    """Each kind of feature's relative error against m (log-log), with the 1/sqrt(m) reference.
+
+    ``names``: each kind's name in the page's language.
+    """
+    series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
+    series[t("ka.series_sqrt_m")] = cmp.sqrt_m_reference
+    return loglog_figure(
+        cmp.m,
+        series,
+        title=t("ka.fig_feature_error"),
+        x_title=t("ka.axis_m"),
+        y_title=t("ka.axis_rel_error"),
+        dashed=(t("ka.series_sqrt_m"),),
+    )
 
 
 def denominators_figure(cmp) -> None:

@@ -605,6 +605,20 @@ def walks_chart(shown: Preview) -> go.Figure:
     )
 
 
+def prediction_chart(found: Findings) -> go.Figure:
+    """One held-out walk: the truth, the one-step predictions and the rollout after the context."""
+    return prediction_plot(
+        found.example,
+        found.example_one_step,
+        found.example_rollout,
+        found.context,
+        names={k: t(f"tr.legend_{k}") for k in ("truth", "one_step", "rollout", "context")},
+        title=t("tr.prediction_fig_title"),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+
+
 def distance_chart(found: Findings) -> go.Figure:
     """The model's attention share by distance, against uniform attention."""
     return distance_bars(
