@@ -116,6 +116,11 @@ def best_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str) -> tuple[float, fl
     return lesson.best_bandwidth(x, y, kernel)
 
 
+#: The bandwidth choice's figures (LOO-CV against h, the fit along h), cached on their inputs.
+cv_figure = cached_figure(fkr.cv_figure)
+sweep_figure = cached_figure(fkr.sweep_figure)
+
+
 def turning_points(values: np.ndarray) -> int:
     """How many local maxima and minima a curve has (``core.nadaraya_watson.count_turning_points``)."""
     return count_turning_points(values)
@@ -147,11 +152,9 @@ heatmap_queries = lesson.heatmap_queries
 undefined_fraction = lesson.undefined_fraction
 
 
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
-# signature as the builder, one bounded cache per builder shared by every session).
+# The fit's and the weights' figure builders, each cached on its inputs (``ui.layout.cached_figure``:
+# same signature as the builder, one bounded cache per builder shared by every session).
 fit_figure = cached_figure(fkr.fit_figure)
 attention_row_figure = cached_figure(fkr.attention_row_figure)
 weight_matrix_figure = cached_figure(fkr.weight_matrix_figure)
 kernel_shapes_figure = cached_figure(fkr.kernel_shapes_figure)
-cv_figure = cached_figure(fkr.cv_figure)
-sweep_figure = cached_figure(fkr.sweep_figure)
