@@ -17,7 +17,7 @@ from core.in_context import ICLConfig, ICLRun, References
 from core.lessons import in_context as lesson
 from core.lessons.in_context import Sweep
 from ui import classroom, questions
-from ui import in_context as ui_ic
+from ui import in_context as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.questions import Question
@@ -38,7 +38,7 @@ LEARNED = Question(
     prompt_key="q.ic_learned_prompt",
     explain_key="q.ic_learned_explain",
     choices={k: f"q.ic_learned_{k}" for k in ("match", "wide", "narrow")},
-    choice_kwargs={"pct": f"{ui_ic.AT_ORACLE_RTOL:.0%}"},
+    choice_kwargs={"pct": f"{lesson_ui.AT_ORACLE_RTOL:.0%}"},
 )
 #: After the sweep: more context, narrower or wider bandwidth?
 MORE_CONTEXT = Question(
@@ -65,7 +65,7 @@ def _lipschitz_question(config: ICLConfig, refs: References) -> None:
     lips = {"L": f"{config.lipschitz:g}", "L2": f"{2 * config.lipschitz:g}", "n": config.n_context}
 
     def steeper_h() -> float:
-        return ui_ic.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
+        return lesson_ui.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
 
     STEEPER.ask(
         lambda: _trend(refs.oracle_h, steeper_h()),
@@ -79,7 +79,7 @@ def _learned_question(run: ICLRun, refs: References) -> None:
     h = run.bandwidth[-1]
     outcome = {"ic.verdict_h_match": "match", "ic.verdict_h_wide": "wide", "ic.verdict_h_narrow": "narrow"}
     LEARNED.ask(
-        outcome[ui_ic.verdict_bandwidth(h, refs.oracle_h)],
+        outcome[lesson_ui.verdict_bandwidth(h, refs.oracle_h)],
         prompt={"steps": run.steps_done, "oracle_h": f"{refs.oracle_h:.3f}"},
         explain={
             "h": f"{h:.3f}",
@@ -99,7 +99,7 @@ def idea_section() -> None:
 
 def controls_section() -> ICLConfig | None:
     """Page-wide controls -> config (None with an error shown)."""
-    choice = ui_ic.render_controls()
+    choice = lesson_ui.render_controls()
     if choice.config is None:
         st.error(t("ic.error_config", error=choice.error))
     return choice.config
@@ -107,21 +107,21 @@ def controls_section() -> ICLConfig | None:
 
 def live_section(config: ICLConfig | None) -> ICLRun | None:
     """Buttons, the live charts and the run; returns the run (or None)."""
-    ui_ic.LIVE.buttons(config is not None)
-    run = ui_ic.LIVE.current()
-    ui_ic.LIVE.warn_if_changed(config)
+    lesson_ui.LIVE.buttons(config is not None)
+    run = lesson_ui.LIVE.current()
+    lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     if shown is None:
         return None
-    training = ui_ic.LIVE.is_training(config)
+    training = lesson_ui.LIVE.is_training(config)
     with st.spinner(t("ic.measuring_refs")):
         # before any run, without the slow LOO-CV line: a task control's step stays light
-        refs = ui_ic.references(shown, loo=run is not None or training)
+        refs = lesson_ui.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
     elif not training and run.steps_done >= run.config.steps:
         _learned_question(run, refs)  # a finished run: before the charts, they show where h ended
-    view = ui_ic.LiveView()
+    view = lesson_ui.LiveView()
     if training:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
@@ -131,17 +131,17 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
 
 
 def _train_and_rerun(
-    view: ui_ic.LiveView, config: ICLConfig, run: ICLRun | None, refs: References
+    view: lesson_ui.LiveView, config: ICLConfig, run: ICLRun | None, refs: References
 ) -> NoReturn:
     """Train inside this script run, redrawing ``view`` as it goes, then rerun the page."""
     if run is not None and run.config.same_run_as(config):
         view.draw(run.config, refs, run, live=True)
     else:  # a new run: keep the empty axes and the task on screen until its first redraw
         with st.spinner(t("ic.measuring_refs")):
-            refs = ui_ic.references(config)
+            refs = lesson_ui.references(config)
         view.draw(config, refs, None)
         view.status.info(t("ic.starting"))
-    ui_ic.LIVE.train_and_rerun(
+    lesson_ui.LIVE.train_and_rerun(
         config, redraw=lambda r: view.draw(r.config, refs, r, live=True), status=view.status
     )
 
@@ -149,8 +149,8 @@ def _train_and_rerun(
 def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
     """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
     h = run.bandwidth[-1]
-    key = ui_ic.verdict_bandwidth(h, refs.oracle_h)
-    moving = ui_ic.still_moving(run.bandwidth)
+    key = lesson_ui.verdict_bandwidth(h, refs.oracle_h)
+    moving = lesson_ui.still_moving(run.bandwidth)
     if moving is not None and key == "ic.verdict_h_match":
         key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
     st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
@@ -161,7 +161,7 @@ def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
                 "ic.not_converged",
                 drift=f"{drift:+.1%}",
                 window=window,
-                settled=f"{ui_ic.SETTLED_DRIFT:.0%}",
+                settled=f"{lesson_ui.SETTLED_DRIFT:.0%}",
                 steps=run.steps_done,
             )
         )
@@ -173,23 +173,23 @@ def window_section(run: ICLRun | None) -> None:
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
         return
-    shape = ui_ic.window_snapshots(run, ELLIPSES)
+    shape = lesson_ui.window_snapshots(run, ELLIPSES)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ui_ic.window_chart(shape, run.config.dim)
+        fig = lesson_ui.window_chart(shape, run.config.dim)
         ellipse_code = (lesson.plane_of, lesson.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
         drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
         if lesson.curvature_kind(drawn) != "window":
             st.caption(
-                t("ic.ellipse_no_window", reading=ui_ic.curvature_reading(drawn), cap=f"{shape.cap:g}")
+                t("ic.ellipse_no_window", reading=lesson_ui.curvature_reading(drawn), cap=f"{shape.cap:g}")
             )
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
-        table(ui_ic.window_rows(shape.window))
-        st.markdown(t(ui_ic.verdict_alignment(shape.window)))
-        st.markdown(ui_ic.window_claim(shape.window))
+        table(lesson_ui.window_rows(shape.window))
+        st.markdown(t(lesson_ui.verdict_alignment(shape.window)))
+        st.markdown(lesson_ui.window_claim(shape.window))
         if run.config.dim == 2:
             st.caption(t("ic.window_d2"))
 
@@ -198,14 +198,14 @@ def window_section(run: ICLRun | None) -> None:
 def compare_section(config: ICLConfig) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
     st.markdown(t("ic.compare_intro"))
-    ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
-    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.LIVE.waiting_message()))
+    lesson_ui.request_button("compare", "ic.btn_compare", ":material/balance:")
+    result = lesson_ui.comparison(config, on_wait=lambda: st.caption(lesson_ui.LIVE.waiting_message()))
     if result is None:
         st.caption(t("ic.compare_hint"))
         return
     errors, refs = result
     show_figure(
-        ui_ic.compare_chart(errors, refs),
+        lesson_ui.compare_chart(errors, refs),
         key="ic_compare_fig",
         look_for_key="ic.compare_look",
         code=icl.train_icl,
@@ -217,7 +217,7 @@ def compare_section(config: ICLConfig) -> None:
 def sweep_section(config: ICLConfig) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
     st.markdown(t("ic.sweep_intro"))
-    ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
+    lesson_ui.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
     result = _sweep_with_progress(config)
     if result is None:
         st.caption(t("ic.sweep_hint"))
@@ -229,12 +229,12 @@ def sweep_section(config: ICLConfig) -> None:
 def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
     """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
     bar = st.empty()
-    result = ui_ic.sweep_result(
+    result = lesson_ui.sweep_result(
         config,
         on_progress=lambda done, total: bar.progress(
             done / total, text=t("ic.sweep_progress", done=done, total=total)
         ),
-        on_wait=lambda: bar.caption(ui_ic.LIVE.waiting_message()),
+        on_wait=lambda: bar.caption(lesson_ui.LIVE.waiting_message()),
     )
     bar.empty()
     return result
@@ -260,10 +260,10 @@ def _context_question(result: Sweep) -> None:
 def _show_sweep(result: Sweep) -> None:
     """The learned and oracle bandwidths along L and n, the trends' table and how long it took."""
     show_figure(
-        ui_ic.sweep_chart(result), key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep
+        lesson_ui.sweep_chart(result), key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep
     )
-    table(ui_ic.trend_rows(result))
-    note = ui_ic.sweep_note(result)
+    table(lesson_ui.trend_rows(result))
+    note = lesson_ui.sweep_note(result)
     if note:
         st.info(t(note))
     st.caption(t("ic.sweep_caption", seconds=result.seconds))
@@ -275,14 +275,14 @@ def takeaway_section() -> None:
 
 def render() -> None:
     page_header("ic.title", "ic.intro")
-    ui_ic.LIVE.on_page_start()
+    lesson_ui.LIVE.on_page_start()
     if classroom.on_title_slide():  # part of the page's header
         idea_section()
     with classroom.controls_area():
         config = controls_section()
     sections = [
         Section("ic.live_title", partial(live_section, config), level=None),
-        Section("ic.window_title", lambda: window_section(ui_ic.LIVE.current())),  # the run on screen
+        Section("ic.window_title", lambda: window_section(lesson_ui.LIVE.current())),  # the run on screen
     ]
     if config is not None:
         sections += [

@@ -12,12 +12,12 @@ from functools import partial
 
 import streamlit as st
 
-import ui.kernel_regression as kr
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
+from ui import kernel_regression as lesson_ui
 from ui.i18n import t
 from ui.layout import dictionary_table, page_header, show_figure, table
 from ui.sections import Section, run_sections
@@ -36,7 +36,7 @@ def _request_timing() -> None:
     st.session_state["kr_timing_requested"] = True
 
 
-def data_controls() -> kr.PageData:
+def data_controls() -> lesson_ui.PageData:
     """Sidebar: the built-in data's controls and the CSV upload. Returns the data to fit."""
     sb = st.sidebar
     sb.subheader(t("kr.data_header"))
@@ -52,7 +52,7 @@ def data_controls() -> kr.PageData:
         "kr.n",
         key="kr_n",
         min_value=20,
-        max_value=kr.MAX_BUILTIN_N,
+        max_value=lesson_ui.MAX_BUILTIN_N,
         value=200,
         step=10,
         help_key="kr.n_help",
@@ -69,29 +69,29 @@ def data_controls() -> kr.PageData:
         where=sb,
     )
     seed = controls.seed("kr_seed", where=sb)
-    return uploaded_data(kr.synthetic(int(n), float(noise), int(seed), str(target)))
+    return uploaded_data(lesson_ui.synthetic(int(n), float(noise), int(seed), str(target)))
 
 
-def uploaded_data(builtin: kr.PageData) -> kr.PageData:
+def uploaded_data(builtin: lesson_ui.PageData) -> lesson_ui.PageData:
     """Sidebar: the CSV upload. Returns its data, or ``builtin`` without a file (or a bad one)."""
     sb = st.sidebar
     sb.subheader(t("kr.upload_header"))
     upload = sb.file_uploader(
         t("kr.upload"),
         key="kr_upload",
-        help=t("kr.upload_help", max=kr.MAX_N),
-        max_upload_size=kr.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
+        help=t("kr.upload_help", max=lesson_ui.MAX_N),
+        max_upload_size=lesson_ui.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
     )
     if upload is None:
         return builtin
     try:
-        data = kr.uploaded(upload.getvalue(), kr.MAX_N)
+        data = lesson_ui.uploaded(upload.getvalue(), lesson_ui.MAX_N)
     except CsvError as err:
-        kr.show_csv_error(err, where=sb)
+        lesson_ui.show_csv_error(err, where=sb)
         st.warning(t("kr.using_builtin_after_error", name=upload.name), icon=":material/warning:")
         return builtin
     st.info(t("kr.using_upload", name=upload.name, n=data.x.size), icon=":material/upload_file:")
-    fingerprint = kr.fingerprint(upload.getvalue())
+    fingerprint = lesson_ui.fingerprint(upload.getvalue())
     if st.session_state.get("kr_csv_fingerprint") != fingerprint:
         # A new file: its x range differs, so the scaled controls start again from their defaults.
         st.session_state["kr_csv_fingerprint"] = fingerprint
@@ -100,14 +100,14 @@ def uploaded_data(builtin: kr.PageData) -> kr.PageData:
     return data
 
 
-def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float]]:
+def main_controls(data: lesson_ui.PageData) -> tuple[str, float, float, str, list[float]]:
     """Kernel, bandwidth and query point, above the figures they drive.
 
     Uploaded data get their own bandwidth and x* controls, scaled to the data's x range.
     """
     h_key = "kr_h_csv" if data.uploaded else "kr_h"
     xq_key = "kr_xq_csv" if data.uploaded else "kr_xq"
-    grid = kr.bandwidth_grid(data.scale)
+    grid = lesson_ui.bandwidth_grid(data.scale)
     c1, c2, c3 = st.columns([1, 2, 2])
     kernel = controls.selectbox(
         "kr.kernel",
@@ -121,15 +121,15 @@ def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float
         "kr.bandwidth",
         key=h_key,
         options=grid,
-        value=kr.snap(kr.POST_H * data.scale, grid),
+        value=lesson_ui.snap(lesson_ui.POST_H * data.scale, grid),
         help_key="kr.bandwidth_help",
-        format_func=kr.fmt_h,
+        format_func=lesson_ui.fmt_h,
         where=c2,
     )
     return str(kernel), float(h), query_control(data, xq_key, where=c3), h_key, grid
 
 
-def query_control(data: kr.PageData, key: str, *, where) -> float:
+def query_control(data: lesson_ui.PageData, key: str, *, where) -> float:
     """The x* slider: over the built-in x range, or over an uploaded file's own x range."""
     if data.uploaded:
         lo, hi = float(data.x[0]), float(data.x[-1])
@@ -164,7 +164,7 @@ def formula_and_mapping(kernel: str) -> None:
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
     with st.spinner(t("kr.computing")):
-        claims = kr.post_claims()
+        claims = lesson_ui.post_claims()
     h_g, cv_g = claims.best["gaussian"]
     agrees = claims.in_claimed_range("gaussian")
     verdict = t("kr.claim_agrees" if agrees else "kr.claim_disagrees")
@@ -193,7 +193,7 @@ def post_claims_section() -> None:
     st.markdown(
         t(
             "kr.claim_jagged",
-            h=kr.POST_H,
+            h=lesson_ui.POST_H,
             uniform=tp["uniform"],
             gaussian=tp["gaussian"],
             truth=claims.truth_turning_points,
@@ -205,12 +205,12 @@ def post_claims_section() -> None:
     st.markdown(t("kr.claim_sweep", items=sweep))
 
 
-def loop_vs_matrix(data: kr.PageData, h: float) -> None:
-    st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
+def loop_vs_matrix(data: lesson_ui.PageData, h: float) -> None:
+    st.markdown(t("kr.timing_body", points=lesson_ui.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
         with st.spinner(t("kr.computing")):
-            r = kr.time_loop_vs_matrix(data.x, data.y, data.grid, h)
+            r = lesson_ui.time_loop_vs_matrix(data.x, data.y, data.grid, h)
         c1, c2, c3 = st.columns(3)
         c1.metric(t("kr.timing_loop"), f"{r.loop_s * 1e3:.2f} ms")
         c2.metric(t("kr.timing_vector"), f"{r.vector_s * 1e3:.2f} ms")
@@ -230,7 +230,7 @@ def loop_vs_matrix(data: kr.PageData, h: float) -> None:
 class View:
     """What every section reads: the data and the page-wide controls."""
 
-    data: kr.PageData
+    data: lesson_ui.PageData
     kernel: str
     h: float
     xq: float
@@ -244,15 +244,15 @@ class View:
 
 def fit_section(v: View) -> None:
     data, h = v.data, v.h
-    fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
-    fig = kr.fit_figure(
+    fit = lesson_ui.fit(data.x, data.y, data.grid, v.kernel, h)
+    fig = lesson_ui.fit_figure(
         data.x,
         data.y,
         data.grid,
         fit,
         truth=data.truth,
         x_query=v.xq,
-        title=t("kr.fig_fit_title", kernel=v.kernel_name, h=kr.fmt_h(h)),
+        title=t("kr.fig_fit_title", kernel=v.kernel_name, h=lesson_ui.fmt_h(h)),
         x_title="x",
         y_title="y",
         data_name=t("kr.legend_data"),
@@ -262,41 +262,47 @@ def fit_section(v: View) -> None:
         query_name="x*",
     )
     show_figure(fig, key="kr_fig_fit", look_for_key="kr.look_fit", code=nw.nw_predict)
-    missing, total = kr.undefined_fraction(fit)
+    missing, total = lesson_ui.undefined_fraction(fit)
     if missing:
         st.warning(
-            t("kr.undefined_warning", missing=missing, total=total, kernel=v.kernel_name, h=kr.fmt_h(h)),
+            t(
+                "kr.undefined_warning",
+                missing=missing,
+                total=total,
+                kernel=v.kernel_name,
+                h=lesson_ui.fmt_h(h),
+            ),
             icon=":material/block:",
         )
-    st.caption(t("kr.turning_points", tp=kr.turning_points(fit)))
+    st.caption(t("kr.turning_points", tp=lesson_ui.turning_points(fit)))
 
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map (drawn once its question is answered)."""
     data, xq = v.data, v.xq
-    q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
+    q = lesson_ui.query_row(data.x, data.y, xq, v.kernel, v.h)
     active = q.active
     if active:
         questions.ask(
             "kr_active",
             prompt_key="q.kr_active_prompt",
-            prompt_kwargs={"xq": f"{xq:.3g}", "h": kr.fmt_h(v.h), "n": data.x.size},
+            prompt_kwargs={"xq": f"{xq:.3g}", "h": lesson_ui.fmt_h(v.h), "n": data.x.size},
             answer=active,
             tolerance=0.2,
             relative=True,
             min_value=0,
             max_value=data.x.size,
             explain_key="q.kr_active_explain",
-            explain_kwargs={"active": active, "n": data.x.size, "h": kr.fmt_h(v.h)},
+            explain_kwargs={"active": active, "n": data.x.size, "h": lesson_ui.fmt_h(v.h)},
         )
     questions.reveal("kr_active", partial(_row_figure, v, q))
 
 
-def _row_figure(v: View, q: kr.QueryRow) -> None:
+def _row_figure(v: View, q: lesson_ui.QueryRow) -> None:
     """The weights of the query x* over the samples, and the estimate they give."""
     data, xq = v.data, v.xq
     row, y_hat, active = q.weights, q.y_hat, q.active
-    fig = kr.attention_row_figure(
+    fig = lesson_ui.attention_row_figure(
         data.x,
         data.y,
         row,
@@ -318,8 +324,8 @@ def _row_figure(v: View, q: kr.QueryRow) -> None:
 
 
 def matrix_section(v: View) -> None:
-    queries = kr.heatmap_queries(v.data.grid)
-    row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
+    queries = lesson_ui.heatmap_queries(v.data.grid)
+    row = lesson_ui.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
         "kr_row",
         prompt_key="q.kr_row_prompt",
@@ -341,11 +347,11 @@ def matrix_section(v: View) -> None:
             "x_row": f"{queries[row]:.3g}",
         },
     )
-    fig = kr.weight_matrix_figure(
-        kr.weights(v.data.x, queries, v.kernel, v.h),
+    fig = lesson_ui.weight_matrix_figure(
+        lesson_ui.weights(v.data.x, queries, v.kernel, v.h),
         v.data.x,
         queries,
-        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
+        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=lesson_ui.fmt_h(v.h)),
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
         weight_title=t("common.weight"),  # short: the colour bar's margin holds it
@@ -355,10 +361,10 @@ def matrix_section(v: View) -> None:
 
 
 def kernels_section(v: View) -> None:
-    u = kr.KERNEL_U
-    fig = kr.kernel_shapes_figure(
+    u = lesson_ui.KERNEL_U
+    fig = lesson_ui.kernel_shapes_figure(
         u,
-        kr.kernel_shapes(u),
+        lesson_ui.kernel_shapes(u),
         names={k: t(f"kr.kernel_{k}") for k in KERNELS},
         selected=v.kernel,
         title=t("kr.fig_kernels_title"),
@@ -372,14 +378,14 @@ def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
-        cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
-        h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
+        cv = lesson_ui.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
+        h_star, cv_star = lesson_ui.best_bandwidth(data.x, data.y, kernel)
     _cv_question(v, cv, cv_star)
     questions.reveal("kr_cv_small_h", partial(_cv_figure, v, cv, h_star, cv_star))
-    snapped = kr.snap(h_star, v.h_grid)
-    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
+    snapped = lesson_ui.snap(h_star, v.h_grid)
+    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=lesson_ui.fmt_h(snapped)))
     st.button(
-        t("kr.set_hstar", h=kr.fmt_h(snapped)),
+        t("kr.set_hstar", h=lesson_ui.fmt_h(snapped)),
         key="kr_use_hstar",
         icon=":material/my_location:",
         on_click=_set_bandwidth,
@@ -391,7 +397,7 @@ def cv_section(v: View) -> None:
 def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> None:
     """The CV curve against h, with h* and the current h."""
     data, kernel = v.data, v.kernel
-    fig = kr.cv_figure(
+    fig = lesson_ui.cv_figure(
         tuple(v.h_grid),
         cv,
         h_star=h_star,
@@ -403,7 +409,7 @@ def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> N
         curve_name=t("kr.legend_cv"),
         star_name=t("kr.legend_hstar", h=f"{h_star:.3g}"),
         current_name=t("kr.legend_current_h"),
-        claim=None if data.uploaded or kernel != "gaussian" else kr.POST_CLAIM,
+        claim=None if data.uploaded or kernel != "gaussian" else lesson_ui.POST_CLAIM,
         claim_name=t("kr.legend_claim"),
     )
     show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv", code=(nw.loo_cv_errors, nw.select_bandwidth))
@@ -421,7 +427,7 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
         answer=outcome,
         explain_key=f"q.kr_cv_explain_{outcome}",
         explain_kwargs={
-            "h_min": kr.fmt_h(v.h_grid[0]),
+            "h_min": lesson_ui.fmt_h(v.h_grid[0]),
             "cv_min": f"{smallest:.4f}",
             "cv_star": f"{cv_star:.4f}",
             "kernel": v.kernel_name,
@@ -431,13 +437,13 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 
 def sweep_section(v: View) -> None:
     data = v.data
-    sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
-    fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
+    sweep_h = [lesson_ui.snap(s * data.scale, v.h_grid) for s in lesson_ui.SWEEP]
+    fits = [lesson_ui.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
     subtitles = [
-        t("kr.sweep_subtitle", h=kr.fmt_h(s), tp=kr.turning_points(f))
+        t("kr.sweep_subtitle", h=lesson_ui.fmt_h(s), tp=lesson_ui.turning_points(f))
         for s, f in zip(sweep_h, fits, strict=True)
     ]
-    fig = kr.sweep_figure(
+    fig = lesson_ui.sweep_figure(
         data.x,
         data.y,
         data.grid,

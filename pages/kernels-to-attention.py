@@ -1,8 +1,8 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
-``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
-backs it, computed now.
+Thin page: controls -> ``ui.kernels_to_attention`` (cached calls into
+``core.lessons.kernels_to_attention`` and ``core.nadaraya_watson``) -> ``figures.kernels_to_attention``.
+Each claim is printed with the number that backs it, computed now.
 """
 
 from __future__ import annotations
@@ -13,26 +13,16 @@ from functools import partial
 
 import streamlit as st
 
-import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
-from ui import attention as ua
 from ui import controls as uc
+from ui import kernels_to_attention as lesson_ui
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figure, dictionary_table, page_header, show_figure, table
+from ui.layout import dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, once, run_sections
-
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: typed as the builder).
-weight_distribution = cached_figure(figures.attention.weight_distribution)
-nw_matrix = cached_figure(figures.attention.nw_matrix)
-fit_figure = cached_figure(figures.attention.fit_figure)
-side_by_side = cached_figure(figures.attention.side_by_side)
-heatmap_row = cached_figure(figures.attention.heatmap_row)
-bar_figure = cached_figure(figures.attention.bar_figure)
-line_figure = cached_figure(figures.attention.line_figure)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -88,8 +78,8 @@ def _three_figures(knobs: Callable[[], DataControls]) -> None:
     """NW against attention: the question, the numbers, then the post's three figures."""
     st.markdown(t("k2a.three_body"))
     c = knobs()
-    grid = ua.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
-    one = ua.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
+    grid = lesson_ui.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
+    one = lesson_ui.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
     _ask_temperature(c.bandwidth, grid)
     questions.reveal("k2a_tau", partial(_three_results, c, grid, one))
 
@@ -133,7 +123,7 @@ def _bridge_metrics(c: DataControls, grid: NwVsAttention, one: QueryWeights) -> 
 
 def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
     show_figure(
-        weight_distribution(
+        lesson_ui.weight_distribution(
             one.x,
             one.weights_nw,
             one.weights_attention,
@@ -153,7 +143,7 @@ def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
 
 def _weight_matrix_figure(grid: NwVsAttention) -> None:
     show_figure(
-        nw_matrix(
+        lesson_ui.nw_matrix(
             grid.weights_attention,
             x_query=grid.x_query,
             x_train=grid.x,
@@ -169,7 +159,7 @@ def _weight_matrix_figure(grid: NwVsAttention) -> None:
 
 def _fit_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fit_figure(
+        lesson_ui.fit_figure(
             grid.x,
             grid.y,
             grid.x_query,
@@ -192,7 +182,7 @@ def _fit_figure(grid: NwVsAttention) -> None:
 
 def _side_by_side_figure(grid: NwVsAttention) -> None:
     show_figure(
-        side_by_side(
+        lesson_ui.side_by_side(
             grid.weights_nw,
             grid.weights_attention,
             x_query=grid.x_query,
@@ -218,7 +208,7 @@ def _side_by_side_figure(grid: NwVsAttention) -> None:
 def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
     tau, spread, dim = _dot_controls()
-    res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
+    res = lesson_ui.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
     _ask_dot_equal(res, tau, spread)
     questions.reveal("k2a_dot_equal", partial(_dot_results, res, tau, spread))
 
@@ -289,7 +279,7 @@ def _vector_labels(res: DotVsGaussian) -> list[str]:
 def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
     labels = _vector_labels(res)
     show_figure(
-        heatmap_row(
+        lesson_ui.heatmap_row(
             [
                 (t("k2a.panel_dot", tau=tau), res.dot),
                 (t("k2a.panel_gauss", h=f"{tau**0.5:.3g}"), res.gaussian),
@@ -309,7 +299,7 @@ def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
 
 def _key_norms_figure(res: DotVsGaussian) -> None:
     show_figure(
-        bar_figure(
+        lesson_ui.bar_figure(
             _vector_labels(res),
             {t("k2a.series_key_norm"): res.key_norms, t("k2a.series_key_bias"): res.key_log_bias},
             title=t("k2a.fig_key_norms"),
@@ -335,7 +325,7 @@ def _learnable(n: int, seed: int) -> None:
     """Learning h by gradient descent: trains only on its button (0.1-0.6 s); the last result stays."""
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
-    shown: ua.LearnRun | None = st.session_state.get("k2a_learned")
+    shown: lesson_ui.LearnRun | None = st.session_state.get("k2a_learned")
     if st.session_state.pop("k2a_learn_requested", False) or shown is None:
         shown = wanted  # on the button, or the first time (a shared link shows its own run)
     st.session_state["k2a_learned"] = shown
@@ -354,7 +344,7 @@ def _learnable(n: int, seed: int) -> None:
         _learn_results(shown, res)
 
 
-def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
+def _learn_results(run: lesson_ui.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
     """The two objectives, then what training found with each."""
     st.markdown(t("k2a.learn_body"))
     st.latex(
@@ -367,7 +357,7 @@ def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) ->
         _show_metrics(run, res)
 
 
-def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
+def _learn_controls(n: int, seed: int, columns: tuple) -> lesson_ui.LearnRun:
     """Dimensions, steps, learning rate and initial h: the run the controls ask for."""
     c1, c2, c3, c4 = columns
     dims = uc.radio("k2a.dims", key="k2a_dims", options=("1d", "2d"), option_prefix="k2a.dims_", where=c1)
@@ -378,13 +368,13 @@ def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
         uc.select_slider("k2a.lr", key="k2a_lr", options=LRS, value=0.05, help_key="k2a.lr_help", where=c3)
     )
     h0 = float(uc.select_slider("k2a.h0", key="k2a_h0", options=INIT_H, value=1.0, where=c4))
-    return ua.LearnRun(dims, n, seed, steps, lr, h0)
+    return lesson_ui.LearnRun(dims, n, seed, steps, lr, h0)
 
 
-def _learn(run: ua.LearnRun) -> BandwidthLearning | MetricLearning:
+def _learn(run: lesson_ui.LearnRun) -> BandwidthLearning | MetricLearning:
     """Train both objectives (cached per run), with a progress bar over the two fits."""
     bar = st.progress(0.0, text=t("k2a.training"))
-    res = ua.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
+    res = lesson_ui.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
     bar.empty()
     return res
 
@@ -397,7 +387,7 @@ def _objective_names() -> tuple[str, str]:
 def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
     """Training loss with and without leave-one-out, one curve each (log scale)."""
     show_figure(
-        line_figure(
+        lesson_ui.line_figure(
             list(range(1, steps + 1)),
             dict(zip(_objective_names(), losses, strict=True)),
             title=t("k2a.fig_loss"),
@@ -414,7 +404,7 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 # the 1-D result: a bandwidth
 
 
-def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
+def _show_bandwidths(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
     """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
     m = st.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
@@ -438,7 +428,7 @@ def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
     _pitfall_1d(res)
 
 
-def _ask_no_loo(run: ua.LearnRun, res: BandwidthLearning) -> None:
+def _ask_no_loo(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
     loo, no_loo = res.fits
     questions.ask(
         "k2a_no_loo",
@@ -458,7 +448,7 @@ def _ask_no_loo(run: ua.LearnRun, res: BandwidthLearning) -> None:
 
 def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
     show_figure(
-        line_figure(
+        lesson_ui.line_figure(
             list(range(steps + 1)),
             dict(zip(_objective_names(), (f.fit.bandwidths for f in res.fits), strict=True)),
             title=t("k2a.fig_h_path"),
@@ -476,7 +466,7 @@ def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
 
 def _learned_fits_figure(res: BandwidthLearning) -> None:
     show_figure(
-        fit_figure(
+        lesson_ui.fit_figure(
             res.x,
             res.y,
             res.grid,
@@ -514,7 +504,7 @@ def _pitfall_1d(res: BandwidthLearning) -> None:
 # the 2-D result: a metric
 
 
-def _show_metrics(run: ua.LearnRun, res: MetricLearning) -> None:
+def _show_metrics(run: lesson_ui.LearnRun, res: MetricLearning) -> None:
     """The 2-D run: the table of length scales, loss and length-scale paths, the pitfall."""
     st.markdown(t("k2a.learn_2d_body"))
     table(
@@ -541,7 +531,7 @@ def _length_scale_paths(res: MetricLearning, steps: int) -> None:
         series[t("k2a.series_ls1", name=name)] = f.fit.length_scale_path[:, 0]
         series[t("k2a.series_ls2", name=name)] = f.fit.length_scale_path[:, 1]
     show_figure(
-        line_figure(
+        lesson_ui.line_figure(
             list(range(steps + 1)),
             series,
             title=t("k2a.fig_ls_path"),

@@ -12,12 +12,12 @@ from typing import NoReturn
 
 import streamlit as st
 
-from core.lessons import training as verdicts
+from core.lessons import training as lesson
 from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.training import Preview, TrainingRun
 from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
-from ui import training as ui_tr
+from ui import training as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.questions import Question
@@ -28,7 +28,7 @@ def render_data(shown: Preview) -> None:
     """The task in one line and a few of the run's walks, before any run exists."""
     st.header(t("tr.preview_title"))  # a section title (h2): nothing between it and the h1
     st.markdown(t("tr.preview_task"))
-    show_figure(ui_tr.walks_chart(shown), key="tr_walks_fig", look_for_key="tr.walks_look")
+    show_figure(lesson_ui.walks_chart(shown), key="tr_walks_fig", look_for_key="tr.walks_look")
 
 
 #: Before training: the weight query 0 gives key 0 (its explanation: one per mask).
@@ -55,9 +55,9 @@ ATTENTION = {kind: Question(f"tr_{kind}", choices=questions.YES_NO) for kind in 
 
 def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
     """After training: does attention go where the post says (recent positions / position t + 1)?"""
-    verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
+    verdict = lesson.attention_verdict(attention, causal=run.config.causal)
     kind = "recent" if run.config.causal else "ahead"
-    factor = verdicts.RECENT_FACTOR if run.config.causal else verdicts.AHEAD_FACTOR
+    factor = lesson.RECENT_FACTOR if run.config.causal else lesson.AHEAD_FACTOR
     ATTENTION[kind].ask(
         "yes" if verdict.key.endswith("_yes") else "no",
         prompt={"epochs": run.epochs_done, "factor": factor},
@@ -72,13 +72,13 @@ def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
 SHUFFLE = Question(
     "tr_shuffle",
     choices={name: f"q.tr_shuffle_{name}" for name in ("collapse", "some", "same")},
-    choice_kwargs={"collapse": verdicts.COLLAPSE_RATIO, "same": verdicts.UNAFFECTED_RATIO},
+    choice_kwargs={"collapse": lesson.COLLAPSE_RATIO, "same": lesson.UNAFFECTED_RATIO},
 )
 
 
 def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
     """After training: what shuffling the history does to the loss, in the verdict's three bands."""
-    key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
+    key = lesson.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
     outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
     SHUFFLE.ask(
         outcome,
@@ -93,18 +93,18 @@ def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
 
 def render_controls_and_config() -> TransformerConfig | None:
     """Preset, grouped controls and the resulting config (None with an error shown)."""
-    ui_tr.preset_selector()
-    st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[ui_tr.PRESET_KEY]}"))
-    choice = ui_tr.render_controls()
+    lesson_ui.preset_selector()
+    st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[lesson_ui.PRESET_KEY]}"))
+    choice = lesson_ui.render_controls()
     if choice.config is None:
         st.error(t(choice.error_key, error=choice.error))
         return None
-    if not ui_tr.preset_matches(choice.config):
+    if not lesson_ui.preset_matches(choice.config):
         st.caption(t("tr.preset_modified"))
     return choice.config
 
 
-def _say(verdict: verdicts.Verdict) -> None:
+def _say(verdict: lesson.Verdict) -> None:
     """A verdict sentence, quoting the run's own numbers."""
     st.markdown(t(verdict.key, **verdict.values))
 
@@ -112,7 +112,7 @@ def _say(verdict: verdicts.Verdict) -> None:
 def _findings(run: TrainingRun) -> Findings:
     """The run's measured findings (measured once per state of the run, then kept)."""
     with st.spinner(t("tr.measuring")):
-        return ui_tr.findings(run)
+        return lesson_ui.findings(run)
 
 
 def findings_header(run: TrainingRun) -> None:
@@ -124,7 +124,7 @@ def findings_header(run: TrainingRun) -> None:
 def prediction_section(run: TrainingRun) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
     found = _findings(run)
-    show_figure(ui_tr.prediction_chart(found), key="tr_prediction_fig", look_for_key="tr.prediction_look")
+    show_figure(lesson_ui.prediction_chart(found), key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
 
 def where_section(run: TrainingRun) -> None:
@@ -137,7 +137,7 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
     """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ui_tr.distance_chart(found)
+        fig = lesson_ui.distance_chart(found)
         look = "tr.distance_look" if run.config.causal else "tr.distance_look_nomask"
         show_figure(fig, key="tr_distance_fig", look_for_key=look)
     with col_numbers:
@@ -149,7 +149,7 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
             st.metric(t("tr.metric_ahead"), f"{a.ahead:.0%}", help=t("tr.metric_ahead_help"))
             st.metric(t("tr.metric_future"), f"{a.future:.0%}", help=t("tr.metric_future_help"))
         st.metric(t("tr.metric_support"), f"{a.support:.1f}", help=t("tr.metric_support_help"))
-        _say(verdicts.attention_verdict(a, causal=run.config.causal))
+        _say(lesson.attention_verdict(a, causal=run.config.causal))
 
 
 def shuffle_section(run: TrainingRun) -> None:
@@ -166,7 +166,7 @@ def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
     cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
     cols[2].metric(t("tr.metric_ratio"), f"×{s.ratio:.2f}")
-    _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
+    _say(lesson.shuffle_verdict(s, positional=run.config.positional != "none"))
 
 
 def leak_section(run: TrainingRun) -> None:
@@ -178,21 +178,23 @@ def leak_section(run: TrainingRun) -> None:
     cols[2].metric(t("tr.metric_rollout"), f"{found.rollout.model:.3g}", help=t("tr.metric_rollout_help"))
     cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout.last_value:.3g}")
     _say(
-        verdicts.leak_verdict(
+        lesson.leak_verdict(
             found.val_loss, found.prefix_error, run.baselines.optimum, causal=run.config.causal
         )
     )
-    _say(verdicts.rollout_verdict(found.rollout))
+    _say(lesson.rollout_verdict(found.rollout))
 
 
 def diagnostics_section(run: TrainingRun) -> None:
     found = _findings(run)
     st.markdown(t("tr.diagnostics_intro"))
-    show_figure(ui_tr.diagnostics_chart(found), key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
+    show_figure(
+        lesson_ui.diagnostics_chart(found), key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look"
+    )
 
 
 def speed_section(run: TrainingRun) -> None:
-    wall = ui_tr.LIVE.wall_seconds()
+    wall = lesson_ui.LIVE.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
     cols[0].metric(
@@ -204,7 +206,7 @@ def speed_section(run: TrainingRun) -> None:
     cols[2].metric(t("tr.metric_overhead"), f"{wall / run.seconds - 1:+.0%}" if wall and run.seconds else "–")
     st.caption(t("tr.speed_caption") if done else t("tr.speed_no_epoch"))
 
-    rows = ui_tr.history_table()
+    rows = lesson_ui.history_table()
     if rows:
         st.subheader(t("tr.history_title"))
         table(rows, hide_index=True)  # wraps to the page width: no column cut off on the right
@@ -221,19 +223,19 @@ def task_section() -> None:
 
 def buttons_section(config: TransformerConfig | None) -> None:
     """A one-off notice left by the previous run, then Train / Pause / Step / Reset."""
-    ui_tr.LIVE.buttons(config is not None)
+    lesson_ui.LIVE.buttons(config is not None)
 
 
 def render() -> None:
     page_header("tr.title", "tr.intro")
-    ui_tr.LIVE.on_page_start()
+    lesson_ui.LIVE.on_page_start()
     if classroom.on_title_slide():  # while presenting, the task and the buttons go with the live slide
         task_section()
     with classroom.controls_area():
         config = render_controls_and_config()
     if classroom.on_title_slide():
         buttons_section(config)
-    run = ui_tr.LIVE.current()
+    run = lesson_ui.LIVE.current()
     sections = [Section("tr.live_title", partial(live_section, config, run), level=None)]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
@@ -254,15 +256,15 @@ def render() -> None:
 
 def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
-    training = ui_tr.LIVE.is_training(config)
-    ui_tr.LIVE.warn_if_changed(config)
+    training = lesson_ui.LIVE.is_training(config)
+    lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     # Before any run: the data, the untrained model and the baselines of the run Train would start.
-    upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
+    upcoming = lesson_ui.preview(config) if config is not None and (run is None or training) else None
     if run is None and upcoming is not None and not training:
         render_data(upcoming)
         _untrained_question(upcoming)
-    view = ui_tr.LiveView(wide_heads=shown is not None and shown.n_heads > ui_tr.WIDE_HEADS)
+    view = lesson_ui.LiveView(wide_heads=shown is not None and shown.n_heads > lesson_ui.WIDE_HEADS)
     if training:
         _train_and_rerun(view, config, run, upcoming)
     if run is None:
@@ -275,7 +277,7 @@ def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> N
 
 
 def _train_and_rerun(
-    view: ui_tr.LiveView, config: TransformerConfig, run: TrainingRun | None, upcoming: Preview
+    view: lesson_ui.LiveView, config: TransformerConfig, run: TrainingRun | None, upcoming: Preview
 ) -> NoReturn:
     """Train inside this script run, redrawing ``view`` after each epoch, then rerun the page."""
     if run is not None and run.config.same_run_as(config):
@@ -283,7 +285,7 @@ def _train_and_rerun(
     else:
         view.status.info(t("tr.starting"))
         view.draw_preview(upcoming)  # until the first epoch is drawn
-    ui_tr.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
+    lesson_ui.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
 
 
 def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
@@ -294,7 +296,7 @@ def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
         cols = st.columns([3, 1])
         if run.epochs_done >= 1:
             with cols[0]:
-                epoch = ui_tr.replay_slider(run)
+                epoch = lesson_ui.replay_slider(run)
         if run.config.n_layers > 1:
             with cols[1]:
                 layer = (

@@ -90,15 +90,6 @@ class Section:
         return f"open_{slug}"
 
 
-def heading(title_key: str, *, sub: bool = False) -> None:
-    """Draws nothing: :func:`run_sections` draws every section's title.
-
-    Kept only while ``pages/home.py`` still calls it (its three calls go with the lesson-registry
-    change to that page); remove it then.
-    """
-    del title_key, sub
-
-
 def _draw(section: Section, *, slide: bool = False, in_fold: bool = False) -> None:
     """``section``: what goes above its title, its title (not inside its fold), then the section.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import lessons
 from tests.app.conftest import TIMEOUT, assert_clean, open_page
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
@@ -20,6 +21,10 @@ PAGES = {
     "training": 1,  # before any run: the live section only (the findings need a trained model)
     "in-context": 5,
 }
+
+
+def test_every_page_has_its_slide_count():
+    assert list(PAGES) == [p.url_path for p in lessons.PAGES]
 
 
 def _titles(at) -> list[str]:
