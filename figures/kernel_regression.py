@@ -24,6 +24,7 @@ from figures.common import (
     log_axis,
     position_labels,
     position_ticks,
+    weight_axis,
 )
 
 DATA_COLOR = "#7f7f7f"
@@ -90,6 +91,7 @@ def fit_figure(
             "y": fit,
             "mode": "lines",
             "name": fit_name,
+            "meta": "fit",  # how the live slider's drawing finds a trace (ui.live_slider)
             "connectgaps": False,
             "line": {"color": FIT_COLOR, "width": 3},
         }
@@ -103,6 +105,7 @@ def fit_figure(
                 "y": np.full(int(undefined.sum()), float(np.min(y))),
                 "mode": "markers",
                 "name": undefined_name,
+                "meta": "undefined",
                 "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": "#d62728"}},
             }
         )
@@ -111,6 +114,7 @@ def fit_figure(
         shapes.append(
             {
                 "type": "line",
+                "name": "x_query",
                 "xref": "x",
                 "yref": "paper",
                 "x0": x_query,
@@ -122,6 +126,7 @@ def fit_figure(
         )
         annotations.append(
             {
+                "name": "x_query",
                 "x": x_query,
                 "y": 1,
                 "xref": "x",
@@ -187,6 +192,7 @@ def attention_row_figure(
             "yaxis": "y",
             "mode": "markers",
             "name": data_name,
+            "meta": "weighted",
             "showlegend": False,
             "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<extra></extra>",
             "marker": {
@@ -208,6 +214,7 @@ def attention_row_figure(
                 "yaxis": "y",
                 "mode": "markers",
                 "name": estimate_name,
+                "meta": "estimate",
                 "marker": {
                     "size": 16,
                     "symbol": "star",
@@ -231,6 +238,7 @@ def attention_row_figure(
             "yaxis": "y2",
             "mode": "lines",
             "name": weight_name,
+            "meta": "stems",
             "showlegend": False,
             "line": {"color": QUERY_COLOR, "width": 2},
             "hovertemplate": "x=%{x:.3f}<br>w=%{customdata:.4f}<extra></extra>",
@@ -240,6 +248,7 @@ def attention_row_figure(
     shapes = [
         {
             "type": "line",
+            "name": name,
             "xref": "x",
             "yref": f"{axis} domain",
             "x0": x_query,
@@ -248,8 +257,9 @@ def attention_row_figure(
             "y1": 1,
             "line": dotted,
         }
-        for axis in ("y", "y2")
+        for axis, name in (("y", "x_query"), ("y2", "x_query_weights"))
     ]
+    finite = row[np.isfinite(row)]
     layout = {
         "xaxis": {"title": {"text": x_title}, "anchor": "y2"},
         "yaxis": {"title": {"text": y_title}, "domain": [0.483, 1.0], "anchor": "x"},
@@ -257,7 +267,8 @@ def attention_row_figure(
             "title": {"text": weight_title},
             "domain": [0.0, 0.423],
             "anchor": "x",
-            "rangemode": "tozero",
+            # 0 to a 1-2.5-5 top: the ticks stay put while a live slider moves (weight_axis)
+            **weight_axis(float(finite.max()) if finite.size else 0.0),
         },
         "shapes": shapes,
         "title": {"text": title},
@@ -303,6 +314,7 @@ def weight_matrix_figure(
         x_axis=position_ticks(x_train, xs),
         y_axis=position_ticks(x_queries, ys),
     )
+    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
     return fig
 
 
@@ -356,6 +368,7 @@ def cv_figure(
     h_star: float,
     cv_star: float,
     h_current: float,
+    cv_current: float | None = None,
     title: str,
     x_title: str,
     y_title: str,
@@ -370,6 +383,7 @@ def cv_figure(
 
     Args:
         hs: (M,) bandwidths; cv: (M,) CV errors (NaN where undefined: gaps).
+        cv_current: CV at ``h_current``, marked on the curve (None or NaN: no mark).
         claim: an optional (low, high) range of h to shade (the post's claim).
     """
     # Built in one pass from plain dicts (validated once): ~10x faster than add_vline & co,
@@ -378,6 +392,7 @@ def cv_figure(
     shapes = [
         {
             "type": "line",
+            "name": "current_h",
             "xref": "x",
             "yref": "paper",
             "x0": h_current,
@@ -449,6 +464,16 @@ def cv_figure(
             "mode": "lines",
             "name": current_name,
             "line": dotted,
+        },
+        {
+            "type": "scatter",
+            "x": [h_current],
+            "y": [cv_current if cv_current is not None and np.isfinite(cv_current) else None],
+            "mode": "markers",
+            "name": current_name,
+            "meta": "current",
+            "showlegend": False,
+            "marker": {"size": 11, "color": DATA_COLOR, "line": {"width": 1, "color": "black"}},
         },
     ]
     layout = {
