@@ -54,6 +54,7 @@ export function mount(component, data) {
     root.__liveSlider = slider;
   }
   slider.update(data, component.setStateValue);
+  warmUp(data);
   return () => {}; // the DOM stays: the next rerun's mount reuses it (no flicker, a drag survives)
 }
 
@@ -181,6 +182,18 @@ class Slider {
   }
 }
 
+/** In idle time after a mount, compute the figures at the committed value: the functions are
+ * compiled before the first drag, and the drag's first frame finds its numbers ready. */
+function warmUp(data) {
+  const run = () => {
+    const state = { ...data.model };
+    const model = models.get(data.model);
+    for (const target of data.targets) WARM[target.view]?.(model, state);
+  };
+  if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 2000 });
+  else setTimeout(run, 200);
+}
+
 function decimalsOf(step) {
   const s = String(step);
   return s.includes("e-") ? Number(s.split("e-")[1]) : (s.split(".")[1] || "").length;
@@ -234,9 +247,11 @@ const drags = {
     const data = slider.data;
     const state = { ...data.model, [data.param]: value };
     const model = models.get(data.model);
+    const views = {};
     for (const target of data.targets) {
       const o = overlays.get(target.key);
       if (!o || !o.live()) continue;
+      const start = performance.now();
       try {
         o.begin();
         VIEWS[target.view](o, model, state);
@@ -246,9 +261,10 @@ const drags = {
         o.restore();
         overlays.delete(target.key);
       }
+      views[target.view] = performance.now() - start;
     }
     slider.readout(state, model);
-    STATS.frames.push({ key: data.key, t0, t1: performance.now(), value });
+    STATS.frames.push({ key: data.key, t0, t1: performance.now(), value, views });
   },
 
   commit(slider, value) {
@@ -347,8 +363,18 @@ class Overlay {
     return this.gd.isConnected && this.canvas.isConnected;
   }
 
-  /** Size the canvas to the chart and clear it. */
+  /** Clear the canvas (sized to the chart once: reading the layout every frame would force the
+   * browser to lay the page out again after each frame's changes). */
   begin() {
+    if (!this.sized) this.size();
+    this.ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    this.ctx.clearRect(0, 0, this.w, this.h);
+    for (const c of this.clones) c.remove();
+    this.clones = [];
+  }
+
+  size() {
+    this.sized = true;
     const b = this.box.getBoundingClientRect();
     const g = this.gd.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
@@ -360,14 +386,9 @@ class Overlay {
       width: `${w}px`,
       height: `${h}px`,
     });
-    if (this.canvas.width !== Math.round(w * dpr) || this.canvas.height !== Math.round(h * dpr)) {
-      this.canvas.width = Math.round(w * dpr);
-      this.canvas.height = Math.round(h * dpr);
-    }
-    this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    this.ctx.clearRect(0, 0, w, h);
-    for (const c of this.clones) c.remove();
-    this.clones = [];
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    Object.assign(this, { w, h, dpr });
   }
 
   hide(node) {
@@ -403,26 +424,26 @@ class Overlay {
     this.clones = [];
     this.canvas.remove();
     if (this.boxPosition !== undefined) this.box.style.position = this.boxPosition;
-    this.removeListener?.();
+    this.watching = false;
   }
 
-  /** Restore as soon as the chart redraws itself (the Python figure arrived); then `done()`. */
+  /** Restore as soon as the Python figure is drawn: Streamlit draws a new figure into a new chart
+   * element, so each animation frame until then looks for a drawn chart other than ours. */
   takeOverOnRedraw(done) {
-    if (!this.gd.on || this.listening) return;
-    this.listening = true;
-    const before = this.gd.data;
-    const onPlot = () => {
-      if (this.gd.data === before) return; // not the new figure yet (a resize, a hover)
-      STATS.takeovers += 1;
-      this.restore();
-      done();
+    if (this.watching) return;
+    this.watching = true;
+    const look = () => {
+      if (!this.watching) return;
+      const gd = this.box.isConnected ? this.box.querySelector(".js-plotly-plot") : null;
+      if (!this.box.isConnected || (gd && gd !== this.gd && gd._fullLayout && gd.querySelector(".main-svg"))) {
+        STATS.takeovers += 1;
+        this.restore();
+        done();
+        return;
+      }
+      requestAnimationFrame(look);
     };
-    this.gd.on("plotly_afterplot", onPlot);
-    this.removeListener = () => {
-      this.gd.removeListener?.("plotly_afterplot", onPlot);
-      this.listening = false;
-      this.removeListener = null;
-    };
+    requestAnimationFrame(look);
   }
 
   // --- the chart's pieces ---------------------------------------------------------------
@@ -480,24 +501,39 @@ class Overlay {
     }
   }
 
-  /** Relabel the colour bar of heatmap trace `tr` for a colour range [lo, hi]: each tick keeps its
-   * place and says the value it now stands for. */
+  /** The colour bar of heatmap trace `tr` for a colour range [lo, hi]: its tick labels as Plotly
+   * will draw them for that range (niceTicks), at their places on the bar; the old ones hidden. */
   relabelColorbar(tr, lo, hi) {
     const t = tr.t;
     const bar = this.gd.querySelector(`g.cb${CSS.escape(t.uid)}`);
-    if (!bar || !(t.zmax > t.zmin)) return;
-    for (const node of bar.querySelectorAll("g.ytick text, g.cbaxis text, text.ytick")) {
-      const x = node.__data__?.x ?? node.parentNode.__data__?.x;
-      if (typeof x !== "number") continue;
-      const f = (x - t.zmin) / (t.zmax - t.zmin);
-      const clone = node.cloneNode(true);
-      clone.textContent = M.pyFormat(lo + f * (hi - lo), ".2g").replace("-", "\u2212");
+    const old = bar ? [...bar.querySelectorAll(`g.ycb${CSS.escape(t.uid)}tick text`)] : [];
+    // the bar's pixel scale, from two of its ticks: y = a + b * value
+    const placed = old
+      .map((n) => [Number(n.getAttribute("data-unformatted")?.replace("\u2212", "-")), translateY(n)])
+      .filter(([v, y]) => Number.isFinite(v) && Number.isFinite(y));
+    if (placed.length < 2 || !(t.zmax > t.zmin) || !(hi > lo)) return;
+    const [[v0, y0], [v1, y1]] = [placed[0], placed[placed.length - 1]];
+    const b = (y1 - y0) / (v1 - v0);
+    const yBottom = y0 + b * (t.zmin - v0);
+    const yTop = y0 + b * (t.zmax - v0);
+    const ticks = M.niceTicks(lo, hi, Math.abs(yBottom - yTop));
+    if (!ticks) return;
+    for (const node of old) this.hide(node);
+    const model = old[0];
+    for (const { value, label } of ticks) {
+      const clone = model.cloneNode(true);
+      clone.textContent = label;
       clone.style.visibility = "visible";
-      this.hide(node);
-      node.parentNode.insertBefore(clone, node.nextSibling);
+      clone.setAttribute("transform", `translate(0,${(yBottom + ((value - lo) / (hi - lo)) * (yTop - yBottom)).toFixed(2)})`);
+      model.parentNode.parentNode.appendChild(clone);
       this.clones.push(clone);
     }
   }
+}
+
+function translateY(node) {
+  const m = /translate\(\s*[-\d.e]+\s*,\s*([-\d.e]+)\s*\)/.exec(node.getAttribute("transform") || "");
+  return m ? Number(m[1]) : NaN;
 }
 
 function deepestText(node) {
@@ -711,15 +747,21 @@ function rgb(c) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
-/** The colour range of values as Plotly's auto range would take it: [min, max] of the finite ones. */
+/** The colour range of values as Plotly's auto range would take it: [min, max] of the finite ones.
+ * `values`: an array of numbers, or of rows (a matrix). */
 function autoRange(values) {
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of values) {
-    if (!Number.isFinite(v)) continue;
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
+  const scan = (row) => {
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i];
+      if (!Number.isFinite(v)) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  };
+  if (values.length && typeof values[0] === "object") values.forEach(scan);
+  else scan(values);
   return lo <= hi ? [lo, hi] : [0, 1];
 }
 
@@ -733,12 +775,15 @@ function heatmap(o, tr, z, lo, hi, text = null) {
   const ya = o.axis(t.yaxis);
   const rows = z.length;
   const cols = z[0].length;
-  const cx = (j) => px(xa, t.x ? t.x[j] : j);
-  const cy = (i) => px(ya, t.y ? t.y[i] : i);
+  // a category axis places cell j at index j; a numeric one at its coordinate
+  const cx = (j) => (xa.type === "category" || !t.x ? xa._offset + xa.l2p(j) : px(xa, t.x[j]));
+  const cy = (i) => (ya.type === "category" || !t.y ? ya._offset + ya.l2p(i) : px(ya, t.y[i]));
   const dx = cols > 1 ? (cx(cols - 1) - cx(0)) / (cols - 1) : xa._length;
   const dy = rows > 1 ? (cy(rows - 1) - cy(0)) / (rows - 1) : ya._length;
-  offscreen.width = cols;
-  offscreen.height = rows;
+  if (offscreen.width !== cols || offscreen.height !== rows) {
+    offscreen.width = cols;
+    offscreen.height = rows;
+  }
   const octx = offscreen.getContext("2d");
   const img = octx.createImageData(cols, rows);
   const color = colorScale(t.colorscale, t.reversescale);
@@ -925,6 +970,19 @@ function movedVline(o, name, x) {
   if (a) o.moveAnnotation(name, px(xa, x) - px(xa, Number(s.x0)));
 }
 
+/** What each view computes, without drawing (warmUp). */
+const WARM = {
+  kr_fit: (m, st) => m.fit(st.h),
+  kr_row: (m, st) => m.row(st.h, st.xq),
+  kr_matrix: (m, st) => m.matrix(st.h),
+  kr_cv: (m, st) => m.cv(st.h),
+  k2a_weights: (m, st) => m.one(st.h, st.x0),
+  k2a_matrix: (m, st) => m.grid(st.h),
+  k2a_fit: (m, st) => m.grid(st.h),
+  k2a_side: (m, st) => m.grid(st.h),
+  sdp_pipeline: (m, st) => m.steps(st.dk, st.temperature),
+};
+
 const VIEWS = {
   /** figures.kernel_regression.fit_figure: the fit, its undefined points, the x* marker. */
   kr_fit(o, model, st) {
@@ -994,7 +1052,7 @@ const VIEWS = {
     const tr = o.trace("weights");
     if (!tr) return;
     const z = model.matrix(st.h);
-    const [lo, hi] = tr.t.zauto ? autoRange(z.flatMap((r) => Array.from(r))) : [tr.t.zmin, tr.t.zmax];
+    const [lo, hi] = tr.t.zauto ? autoRange(z) : [tr.t.zmin, tr.t.zmax];
     heatmap(o, tr, z, lo, hi);
     o.relabelColorbar(tr, lo, hi);
   },
@@ -1037,7 +1095,7 @@ const VIEWS = {
     const tr = o.trace("weights");
     if (!tr) return;
     const z = model.grid(st.h).att;
-    const [lo, hi] = tr.t.zauto ? autoRange(z.flatMap((r) => Array.from(r))) : [tr.t.zmin, tr.t.zmax];
+    const [lo, hi] = tr.t.zauto ? autoRange(z) : [tr.t.zmin, tr.t.zmax];
     heatmap(o, tr, z, lo, hi);
     o.relabelColorbar(tr, lo, hi);
   },
@@ -1057,8 +1115,7 @@ const VIEWS = {
   /** figures.attention.side_by_side: NW and attention maps on one colour range. */
   k2a_side(o, model, st) {
     const g = model.grid(st.h);
-    const all = [...g.nw, ...g.att].flatMap((r) => Array.from(r));
-    const hi = Math.max(...all.filter(Number.isFinite));
+    const hi = Math.max(autoRange(g.nw)[1], autoRange(g.att)[1]);
     for (const [uid, z] of [["nw", g.nw], ["att", g.att]]) {
       const tr = o.trace(uid);
       if (!tr) continue;

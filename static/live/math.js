@@ -314,3 +314,27 @@ export function weightAxis(top) {
 export function tickLabel(value, decimals) {
   return trimZeros(value.toFixed(decimals));
 }
+
+/** The ticks Plotly draws on a linear colour bar of range [lo, hi] that is `lengthPx` long: its
+ * automatic step (plotly.js axes.autoTicks: about one tick per 40 px, 4 to 9 intervals, the step
+ * rounded up to 2, 5 or 10 times a power of ten) and its labels (trailing zeros trimmed, "−" for
+ * minus). Returns [{value, label}], or null where Plotly would write exponents (|log10| > 3). */
+export function niceTicks(lo, hi, lengthPx) {
+  if (!(hi > lo)) return null;
+  const top = Math.max(Math.abs(lo), Math.abs(hi));
+  if (Math.abs(Math.floor(Math.log10(top) + 0.01)) > 3) return null;
+  const nt = Math.min(Math.max(lengthPx / 40, 4), 9) + 1;
+  const rough = (hi - lo) / nt;
+  const base = 10 ** Math.floor(Math.log10(rough));
+  const ratio = rough / base;
+  const dtick = base * (ratio <= 2 ? 2 : ratio <= 5 ? 5 : 10);
+  const decimals = Math.max(0, -Math.floor(Math.log10(dtick) + 0.01) + 1);
+  const out = [];
+  const tol = dtick * 1e-3;
+  for (let k = Math.ceil((lo - tol) / dtick); k * dtick <= hi + tol; k++) {
+    const value = k * dtick;
+    const label = trimZeros(value.toFixed(decimals)).replace(/^-/, "\u2212");
+    out.push({ value, label: label === "\u22120" ? "0" : label });
+  }
+  return out;
+}
