@@ -27,6 +27,7 @@ from figures.common import (
     log_axis,
     position_labels,
     position_ticks,
+    weight_axis,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -255,10 +256,12 @@ def vline_marks(
     """
     shapes, notes = [], []
     for suffix in axes:
-        # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix))
+        # a shape takes data coordinates; an annotation on a log axis takes log10 units; both are
+        # named, so a live slider's drawing can move them (ui.live_slider)
+        name = f"current_{suffix}" if suffix else "current"
+        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix) | {"name": name})
         notes.append(
-            {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
+            {"name": name, "x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
              "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
              "xshift": 3, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)",
              "font": {"size": 13, "color": "#555"}}
@@ -402,6 +405,7 @@ def pipeline_heatmaps(
         x1, (y0, y1) = layout[f"xaxis{suffix}"]["domain"][1], layout[f"yaxis{suffix}"]["domain"]
         trace = {
             "type": "heatmap", "z": shown, "x": list(x_labels), "y": list(y_labels), **scale,
+            "meta": f"panel{k}",  # found by the live slider's drawing (ui.live_slider)
             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
             "colorbar": {"x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2, "yanchor": "middle",
                          "len": y1 - y0, "thickness": 12},
@@ -535,6 +539,7 @@ def weight_distribution(
             x=x_train,
             y=weights_nw,
             name=name_nw,
+            meta="nw",  # how the live slider's drawing finds a trace (ui.live_slider)
             mode="lines",
             fill="tozeroy",
             line={"color": PALETTE[0], "width": 2},
@@ -542,12 +547,24 @@ def weight_distribution(
     )
     fig.add_trace(
         go.Scatter(
-            x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
+            x=x_train,
+            y=weights_att,
+            name=name_att,
+            meta="att",
+            mode="markers",
+            marker={"color": PALETTE[1], "size": 7},
         )
     )
-    fig.add_vline(x=x0, line={"color": "#333", "dash": "dot"}, annotation_text=name_query)
+    fig.add_vline(
+        x=x0,
+        line={"color": "#333", "dash": "dot"},
+        name="x_query",
+        annotation_text=name_query,
+        annotation={"name": "x_query"},
+    )
+    top = np.nanmax(np.concatenate([np.ravel(weights_nw), np.ravel(weights_att)]))
     fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
+    fig.update_yaxes(title=y_title, **weight_axis(float(top)))  # ticks that stay put (weight_axis)
     return _legend_below(base_layout(fig, title=title, height=height))
 
 
@@ -576,6 +593,7 @@ def nw_matrix(
         x_axis=position_ticks(x_train, xs),
         y_axis=position_ticks(x_query, ys),
     )
+    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
     return fig
 
 
@@ -596,11 +614,12 @@ def side_by_side(
     layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
     xs, ys = position_labels(x_train), position_labels(x_query)
     data = []
-    for i, (w, suffix) in enumerate(zip((w_nw, w_att), axes, strict=True)):
+    for i, (w, suffix, meta) in enumerate(zip((w_nw, w_att), axes, ("nw", "att"), strict=True)):
         data.append(
-            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "xaxis": f"x{suffix}",
-             "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0, "zmax": zmax,
-             "showscale": i == 1, "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
+            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "meta": meta,
+             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0,
+             "zmax": zmax, "showscale": i == 1,
+             "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
         )  # fmt: skip
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
@@ -627,9 +646,11 @@ def fit_figure(
     y_title: str,
     samples_name: str,
     dashed: Sequence[str] = (),
+    metas: Sequence[str] | None = None,
     height: int = 420,
 ) -> go.Figure:
-    """Samples as dots and named fitted curves over a grid."""
+    """Samples as dots and named fitted curves over a grid (``metas``: one id per curve, how a live
+    slider's drawing finds it)."""
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -643,6 +664,7 @@ def fit_figure(
                 y=c,
                 mode="lines",
                 name=name,
+                meta=None if metas is None else metas[i],
                 line={
                     "color": PALETTE[i % len(PALETTE)],
                     "width": 3,

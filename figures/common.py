@@ -184,7 +184,8 @@ def grid_layout(
         layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), min(1.0, y1)], "anchor": f"x{suffix}"}
         if k < len(titles):
             layout["annotations"].append(
-                {"text": titles[k], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                {"text": titles[k], "name": f"panel_title_{k}",  # a live slider retitles it by name
+                 "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
                  "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": title_size}}
             )  # fmt: skip
         axes.append(suffix)

@@ -173,7 +173,7 @@ class Slider {
     if (!specs.length) return;
     this.readoutEl.hidden = false;
     this.readoutEl.textContent = specs
-      .map((r) => `${r.label}: ${M.pyFormat(stat(model, state, r.stat), r.spec)}`)
+      .map((r) => `${fill(r.label, state)}: ${M.pyFormat(stat(model, state, r.stat), r.spec)}`)
       .join(" · ");
   }
 
@@ -188,6 +188,7 @@ function warmUp(data) {
   const run = () => {
     const state = { ...data.model };
     const model = models.get(data.model);
+    if (!model) return;
     for (const target of data.targets) WARM[target.view]?.(model, state);
   };
   if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 2000 });
@@ -245,8 +246,10 @@ const drags = {
 
   draw(slider, value, t0) {
     const data = slider.data;
-    const state = { ...data.model, [data.param]: value };
     const model = models.get(data.model);
+    if (!model) return;
+    const state = { ...data.model, [data.param]: value };
+    Object.assign(state, model.derive?.(state));
     const views = {};
     for (const target of data.targets) {
       const o = overlays.get(target.key);
@@ -822,7 +825,7 @@ function heatmap(o, tr, z, lo, hi, text = null) {
         const v = z[i][j];
         const c = Number.isFinite(v) ? color(span > 0 ? (v - lo) / span : 0.5) : [255, 255, 255];
         const bright = (c[0] * 299 + c[1] * 587 + c[2] * 114) / 1000;
-        ctx.fillStyle = font.color || (bright < 128 ? "#fff" : "#444");
+        ctx.fillStyle = t._input?.textfont?.color || (bright < 128 ? "#fff" : "#444"); // Plotly: contrast
         ctx.fillText(text[i][j], cx(j), cy(i));
       }
     }
@@ -838,6 +841,7 @@ function heatmap(o, tr, z, lo, hi, text = null) {
 const models = {
   cache: new WeakMap(),
   get(model) {
+    if (!MODELS[model?.kind]) return null;
     let m = this.cache.get(model);
     if (!m) {
       m = new (MODELS[model.kind])(model);
@@ -903,6 +907,12 @@ class ScaledDotProduct {
       if (!raw) return null;
       return { raw, ...M.attentionSteps(raw, this.scale(dk, temperature), this.mask) };
     });
+  }
+
+  /** The numbers of the titles that follow from the state: the scale factor and τ = 1/scale. */
+  derive(state) {
+    const scale = this.scale(state.dk, state.temperature);
+    return { scale, tau: 1 / scale };
   }
 
   scale(dk, temperature) {
