@@ -246,6 +246,7 @@ export function scoreStd(scores) {
 export function pyFormat(value, spec = "") {
   if (Number.isNaN(value)) return "nan";
   if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (Object.is(value, -0)) return `-${pyFormat(0, spec)}`;
   const m = /^(?:\.(\d+))?([gfe%]?)$/.exec(spec);
   if (!m) throw new Error(`unsupported format spec ${spec}`);
   const kind = m[2] || "";
@@ -255,7 +256,7 @@ export function pyFormat(value, spec = "") {
   if (kind === "" && m[1] === undefined) return repr(value);
   const p = Math.max(1, m[1] === undefined ? 6 : Number(m[1]));
   // Python's g: exponent X of the value rounded to P significant digits; fixed when -4 <= X < P
-  if (value === 0) return Object.is(value, -0) ? "-0" : "0";
+  if (value === 0) return "0";
   const [mant, exp] = value.toExponential(p - 1).split("e");
   const x = Number(exp);
   if (x >= -4 && x < p) return trimZeros(fixed(value, p - 1 - x));
@@ -263,8 +264,16 @@ export function pyFormat(value, spec = "") {
 }
 
 function fixed(value, digits) {
-  // toFixed rounds the decimal expansion of the double, as Python does (both exact)
-  return Math.abs(value) < 1e21 ? value.toFixed(digits) : repr(value);
+  if (!(Math.abs(value) < 1e21)) return repr(value);
+  // Both round the exact binary value; on an exact tie (0.125 to 2 digits) toFixed rounds away
+  // from zero and Python to the even digit.
+  const exact = Math.abs(value).toFixed(Math.min(100, digits + 30));
+  const cut = exact.indexOf(".") + 1 + digits;
+  if (/^50*$/.test(exact.slice(cut))) {
+    const kept = exact.slice(0, digits ? cut : cut - 1);
+    if (Number(kept.at(-1)) % 2 === 0) return (value < 0 ? "-" : "") + kept;
+  }
+  return value.toFixed(digits);
 }
 
 function expo(value, digits) {
