@@ -186,11 +186,18 @@ def enabled() -> bool:
 def _resolve(c: Control) -> tuple[Any, str | None]:
     """(the committed value, the link's refused text or None). Sets session state from a link."""
     state = st.session_state
-    if c.key in state and c.component_key not in state:
-        # The component was not drawn on the last run: the learner left the page and came back
-        # (Streamlit dropped the component's widget state, and the URL), so the value goes too, as
-        # a widget's would. (A button that sets the value sits on the page: the component exists.)
+    synced = state.get(_SYNCED, {})
+    # Unchanged since this module last wrote the URL, yet the URL lost it: the learner left the page
+    # (Streamlit drops the query string) and came back. The value goes, as a widget's would. (A
+    # value set since, by the commit, a button or a test, differs from the synced one.)
+    if (
+        c.key in state
+        and c.key in synced
+        and _same(state[c.key], synced[c.key])
+        and st.query_params.get(c.key) != _url_value(c, state[c.key])
+    ):
         del state[c.key]
+        del synced[c.key]
     if c.key in state:
         value = c.accept(state[c.key])
         if value is not None:
@@ -222,13 +229,28 @@ def _on_commit(c: Control) -> None:
         st.session_state[c.key] = chosen
 
 
+#: Session-state key: {control key: the value last written to the URL}.
+_SYNCED = "_live_synced"
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _url_value(c: Control, value: Any) -> str | None:
+    """What the URL holds for ``value``: its text, or nothing at the default."""
+    return None if value == c.value else url_text(value)
+
+
 def _sync_url(c: Control, chosen: Any) -> None:
     """The URL holds the committed value, as a bound control's: removed at the default."""
-    if chosen == c.value:
+    st.session_state.setdefault(_SYNCED, {})[c.key] = chosen
+    text = _url_value(c, chosen)
+    if text is None:
         if c.key in st.query_params:
             del st.query_params[c.key]
-    elif st.query_params.get(c.key) != url_text(chosen):
-        st.query_params[c.key] = url_text(chosen)
+    elif st.query_params.get(c.key) != text:
+        st.query_params[c.key] = text
 
 
 @cache
@@ -245,7 +267,7 @@ def module_url(base_path: str = "") -> str:
 @cache
 def _component() -> Callable[..., Any]:
     """The registered component (once per process; each runtime gets it on first mount)."""
-    return st.components.v2.component(COMPONENT_NAME, js=_LOADER, isolate_styles=True)
+    return st.components.v2.component(COMPONENT_NAME, js=_LOADER, isolate_styles=False)
 
 
 def _jsonable(value: Any) -> Any:
@@ -290,6 +312,7 @@ def slider(c: Control, live: Live, *, where: Any | None = None) -> Any:
     if not enabled():
         return _release_only(c, where)
     chosen, refused = _resolve(c)
+    st.session_state[c.key] = chosen  # as a widget's: the key holds the value shown, default included
     _sync_url(c, chosen)
     with where if where is not None else st.container():
         _component()(

@@ -22,27 +22,30 @@ const STATS = (window.__liveStats ??= { frames: [], commits: 0, takeovers: 0 });
 const SVG = "http://www.w3.org/2000/svg";
 
 // ---------------------------------------------------------------------------------------------
-// the slider: a native input[type=range] in the component's shadow root
+// the slider: a native input[type=range] in the component's element (no shadow root: tests,
+// benchmarks and assistive tools find it like any other slider of the page)
 // ---------------------------------------------------------------------------------------------
 
 const STYLE = `
-:host { display: block; }
-.live { font-family: var(--st-font, "Source Sans", sans-serif); color: var(--st-text-color, #31333f);
+.attn-live { font-family: var(--st-font, "Source Sans", sans-serif); color: var(--st-text-color, #31333f);
   padding: 0 0 0.25rem 0; }
-.head { display: flex; align-items: center; gap: 0.35rem; font-size: 0.875rem; min-height: 1.5rem;
+.attn-live .head { display: flex; align-items: center; gap: 0.35rem; font-size: 0.875rem; min-height: 1.5rem;
   margin-bottom: 0.25rem; }
-.help { display: inline-flex; width: 1rem; height: 1rem; border-radius: 50%; font-size: 0.7rem;
+.attn-live .help { display: inline-flex; width: 1rem; height: 1rem; border-radius: 50%; font-size: 0.7rem;
   border: 1px solid currentColor; opacity: 0.6; align-items: center; justify-content: center; cursor: help; }
-.track { position: relative; padding-top: 1.45rem; }
-.value { position: absolute; top: 0; transform: translateX(-50%); font-size: 0.875rem; white-space: nowrap;
-  color: var(--st-primary-color, #0072b2); font-family: var(--st-code-font, monospace); pointer-events: none; }
-input[type=range] { width: 100%; margin: 0; accent-color: var(--st-primary-color, #0072b2); height: 1.5rem;
-  touch-action: none; cursor: pointer; }
-input[type=range]:focus-visible { outline: 2px solid var(--st-primary-color, #0072b2); outline-offset: 2px; }
-.ends { display: flex; justify-content: space-between; font-size: 0.75rem; opacity: 0.6;
+.attn-live .help[hidden] { display: none; }
+.attn-live .track { position: relative; padding-top: 1.45rem; }
+.attn-live .value { position: absolute; top: 0; transform: translateX(-50%); font-size: 0.875rem;
+  white-space: nowrap; color: var(--st-primary-color, #0072b2); font-family: var(--st-code-font, monospace);
+  pointer-events: none; }
+.attn-live input[type=range] { width: 100%; margin: 0; accent-color: var(--st-primary-color, #0072b2);
+  height: 1.5rem; touch-action: none; cursor: pointer; background: transparent; }
+.attn-live input[type=range]:focus-visible { outline: 2px solid var(--st-primary-color, #0072b2);
+  outline-offset: 2px; }
+.attn-live .ends { display: flex; justify-content: space-between; font-size: 0.75rem; opacity: 0.6;
   font-family: var(--st-code-font, monospace); }
-.readout { font-size: 0.8rem; min-height: 1.1rem; color: var(--st-text-color, #31333f); opacity: 0.85; }
-.readout[hidden] { display: block; visibility: hidden; }
+.attn-live .readout { font-size: 0.8rem; min-height: 1.1rem; opacity: 0.85; }
+.attn-live .readout[hidden] { display: block; visibility: hidden; }
 `;
 
 /** Mount (or update) the slider of `data` into the component's root; returns its cleanup. */
@@ -63,7 +66,7 @@ class Slider {
     const style = document.createElement("style");
     style.textContent = STYLE;
     const box = document.createElement("div");
-    box.className = "live";
+    box.className = "attn-live";
     box.innerHTML = `<div class="head"><label></label><span class="help" hidden>?</span></div>
       <div class="track"><output class="value"></output><input type="range"></div>
       <div class="ends"><span class="lo"></span><span class="hi"></span></div>
