@@ -18,7 +18,9 @@
 const VERSION = new URL(import.meta.url).search;
 const M = await import(new URL("./math.js", import.meta.url).href + VERSION);
 
-const STATS = (window.__liveStats ??= { frames: [], commits: 0, takeovers: 0 });
+// frames: one per frame drawn {key, t0: the input event's time, t1: drawn, value, views: ms each};
+// settled: the time each commit's last overlay went (the Python figures in place).
+const STATS = (window.__liveStats ??= { frames: [], commits: 0, takeovers: 0, settled: [] });
 const SVG = "http://www.w3.org/2000/svg";
 
 // ---------------------------------------------------------------------------------------------
@@ -185,17 +187,38 @@ class Slider {
   }
 }
 
-/** In idle time after a mount, compute the figures at the committed value: the functions are
- * compiled before the first drag, and the drag's first frame finds its numbers ready. */
+/** In idle time after a mount, compute the figures at the committed value and its neighbours:
+ * the functions are compiled before the first drag, whose first frames find their numbers ready. */
 function warmUp(data) {
-  const run = () => {
-    const state = { ...data.model };
-    const model = models.get(data.model);
-    if (!model) return;
-    for (const target of data.targets) WARM[target.view]?.(model, state);
+  prefetch(data, data.value, 2000);
+}
+
+/** In idle time, compute the figures at `value` and at the options next to it (a select-slider's
+ * steps each need new numbers; the drag's next frames then find them ready). */
+function prefetch(data, value, timeout = 0) {
+  const model = models.get(data.model);
+  if (!model) return;
+  const values = [value];
+  if (data.options) {
+    const i = data.options.findIndex((o) => o === value);
+    for (const d of [1, -1, 2, -2]) if (data.options[i + d] !== undefined) values.push(data.options[i + d]);
+  }
+  const todo = values.flatMap((v) => data.targets.map((t) => [t.view, v]));
+  const step = (deadline) => {
+    while (todo.length && (!deadline || deadline.timeRemaining() > 4)) {
+      const [view, v] = todo.shift();
+      const state = { ...data.model, [data.param]: v };
+      Object.assign(state, model.derive?.(state));
+      WARM[view]?.(model, state);
+    }
+    if (todo.length) idle(step, timeout);
   };
-  if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 2000 });
-  else setTimeout(run, 200);
+  idle(step, timeout);
+}
+
+function idle(fn, timeout) {
+  if (window.requestIdleCallback) requestIdleCallback(fn, timeout ? { timeout } : undefined);
+  else setTimeout(() => fn(null), 50);
 }
 
 function decimalsOf(step) {
@@ -222,12 +245,12 @@ const drags = {
   begin(slider) {
     this.slider = slider;
     this.generation += 1;
-    for (const target of slider.data.targets) {
-      if (!overlays.has(target.key)) {
-        const o = Overlay.find(target.key);
-        if (o) overlays.set(target.key, o);
-      }
-    }
+    // every layout read first, then every write: the page is laid out once, not once per chart
+    const found = slider.data.targets
+      .filter((t) => !overlays.has(t.key))
+      .map((t) => Overlay.locate(t.key))
+      .filter(Boolean);
+    for (const place of found) overlays.set(place.key, new Overlay(place));
   },
 
   move(slider, value, t0) {
@@ -245,6 +268,7 @@ const drags = {
     this.pending = null;
     if (!p) return;
     this.draw(p.slider, p.value, p.t0);
+    prefetch(p.slider.data, p.value);
   },
 
   draw(slider, value, t0) {
@@ -282,15 +306,25 @@ const drags = {
     STATS.commits += 1;
     const generation = ++this.generation;
     slider.hideReadout();
+    const settled = () => {
+      if (generation === this.generation && overlays.size === 0) STATS.settled.push(performance.now());
+    };
     const charts = [...overlays.entries()];
-    for (const [key, o] of charts) o.takeOverOnRedraw(() => overlays.delete(key));
+    for (const [key, o] of charts) {
+      o.takeOverOnRedraw(() => {
+        overlays.delete(key);
+        settled();
+      });
+    }
     afterRun().then(() => {
       if (generation !== this.generation) return; // a new drag began: it owns the overlays now
       this.slider = null;
+      const left = overlays.size;
       for (const [key, o] of [...overlays.entries()]) {
         o.restore();
         overlays.delete(key);
       }
+      if (left || !charts.length) settled();
     });
   },
 
@@ -340,15 +374,22 @@ function fill(template, state) {
 // ---------------------------------------------------------------------------------------------
 
 class Overlay {
-  /** The overlay of the chart shown with key `key` (ui.layout.show_figure), or null. */
-  static find(key) {
+  /** Where the chart shown with key `key` (ui.layout.show_figure) is, or null: layout reads only. */
+  static locate(key) {
     const box = document.querySelector(`.st-key-${CSS.escape(key)}`);
     const gd = box?.querySelector(".js-plotly-plot");
     if (!gd || !gd._fullLayout || !gd._fullData || !gd.calcdata) return null;
-    return new Overlay(box, gd);
+    return {
+      key,
+      box,
+      gd,
+      boxRect: box.getBoundingClientRect(),
+      gdRect: gd.getBoundingClientRect(),
+      static: getComputedStyle(box).position === "static",
+    };
   }
 
-  constructor(box, gd) {
+  constructor({ box, gd, boxRect, gdRect, static: isStatic }) {
     this.box = box;
     this.gd = gd;
     this.hidden = new Map(); // node -> its visibility before
@@ -357,12 +398,13 @@ class Overlay {
     this.canvas.className = "live-overlay";
     this.canvas.setAttribute("aria-hidden", "true");
     Object.assign(this.canvas.style, { position: "absolute", pointerEvents: "none", zIndex: "1" });
-    if (getComputedStyle(box).position === "static") {
+    if (isStatic) {
       this.boxPosition = box.style.position;
       box.style.position = "relative";
     }
     box.appendChild(this.canvas);
     this.ctx = this.canvas.getContext("2d");
+    this.size(boxRect, gdRect);
   }
 
   live() {
@@ -372,17 +414,13 @@ class Overlay {
   /** Clear the canvas (sized to the chart once: reading the layout every frame would force the
    * browser to lay the page out again after each frame's changes). */
   begin() {
-    if (!this.sized) this.size();
     this.ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     this.ctx.clearRect(0, 0, this.w, this.h);
     for (const c of this.clones) c.remove();
     this.clones = [];
   }
 
-  size() {
-    this.sized = true;
-    const b = this.box.getBoundingClientRect();
-    const g = this.gd.getBoundingClientRect();
+  size(b, g) {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.round(g.width);
     const h = Math.round(g.height);
@@ -890,12 +928,10 @@ class KernelsToAttention {
     });
     this.grid = memo((h) => {
       const att = M.gaussianAttention(m.x, m.y, m.queries, h);
-      return {
-        nw: M.nwWeights(m.x, m.queries, "gaussian", h),
-        att: att.weights,
-        fitNw: M.nwPredict(m.x, m.y, m.queries, "gaussian", h),
-        fitAtt: att.yHat,
-      };
+      const nw = M.nwWeights(m.x, m.queries, "gaussian", h);
+      // the NW fit as its weights times y (nw_predict's numbers to rounding: one pass fewer)
+      const fitNw = Float64Array.from(nw, (w) => w.reduce((s, wi, i) => s + wi * m.y[i], 0));
+      return { nw, att: att.weights, fitNw, fitAtt: att.yHat };
     });
   }
 }

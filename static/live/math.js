@@ -125,14 +125,10 @@ export function looCv(x, y, kernelName, h) {
   if (n < 2) return NaN;
   const p = kern.logPower;
   const scale = p === null ? 0 : -1 / (p * h ** p);
+  const nearest = p === null ? null : nearestPowers(x, p);
   let sse = 0;
   for (let i = 0; i < n; i++) {
-    let shift = 0; // log-weights: the nearest other sample gets exponent 0
-    if (p !== null) {
-      let nearest = Infinity;
-      for (let j = 0; j < n; j++) if (j !== i) nearest = Math.min(nearest, powerOfAbs(x[i] - x[j], p));
-      shift = nearest;
-    }
+    const shift = p === null ? 0 : nearest[i]; // log-weights: the nearest other sample gets exponent 0
     let num = 0;
     let den = 0;
     for (let j = 0; j < n; j++) {
@@ -146,6 +142,23 @@ export function looCv(x, y, kernelName, h) {
     sse += r * r;
   }
   return sse / n;
+}
+
+const NEAREST = new WeakMap(); // x -> {p -> (N,) |d|^p to the nearest other sample}
+
+/** For each sample, |x_i - x_j|^p to its nearest other sample (computed once per x and p). */
+function nearestPowers(x, p) {
+  let byPower = NEAREST.get(x);
+  if (!byPower) NEAREST.set(x, (byPower = new Map()));
+  if (!byPower.has(p)) {
+    const n = x.length;
+    const out = new Float64Array(n).fill(Infinity);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) if (j !== i) out[i] = Math.min(out[i], powerOfAbs(x[i] - x[j], p));
+    }
+    byPower.set(p, out);
+  }
+  return byPower.get(p);
 }
 
 /** Gaussian NW as softmax attention: core.kernel_attention.nadaraya_watson_attention.
