@@ -31,8 +31,9 @@ const SVG = "http://www.w3.org/2000/svg";
 const STYLE = `
 .attn-live { font-family: var(--st-font, "Source Sans", sans-serif); color: var(--st-text-color, #31333f);
   padding: 0 0 0.25rem 0; }
-.attn-live .head { display: flex; align-items: center; gap: 0.35rem; font-size: 0.875rem; min-height: 1.5rem;
-  margin-bottom: 0.25rem; }
+.attn-live .head { display: flex; align-items: center; justify-content: space-between; gap: 0.35rem;
+  font-size: 0.875rem; min-height: 1.5rem; margin-bottom: 0.25rem; }
+.attn-live .head p { margin: 0; }
 .attn-live .help { display: inline-flex; width: 1rem; height: 1rem; border-radius: 50%; font-size: 0.7rem;
   border: 1px solid currentColor; opacity: 0.6; align-items: center; justify-content: center; cursor: help; }
 .attn-live .help[hidden] { display: none; }
@@ -69,13 +70,17 @@ class Slider {
     style.textContent = STYLE;
     const box = document.createElement("div");
     box.className = "attn-live";
-    box.innerHTML = `<div class="head"><label></label><span class="help" hidden>?</span></div>
+    // the label as Streamlit writes a widget's, so the page's styles (presentation mode's larger
+    // type) apply to it as to the other controls
+    box.innerHTML = `<div class="head"><label data-testid="stWidgetLabel"><div data-testid="stMarkdownContainer">
+      <p></p></div></label><span class="help" hidden>?</span></div>
       <div class="track"><output class="value"></output><input type="range"></div>
       <div class="ends"><span class="lo"></span><span class="hi"></span></div>
       <div class="readout" hidden></div>`;
     root.append(style, box);
     this.input = box.querySelector("input");
     this.labelEl = box.querySelector("label");
+    this.labelText = box.querySelector("label p");
     this.helpEl = box.querySelector(".help");
     this.valueEl = box.querySelector(".value");
     this.readoutEl = box.querySelector(".readout");
@@ -119,7 +124,7 @@ class Slider {
     this.committed = data.value;
     this.input.dataset.key = data.key;
     this.input.setAttribute("aria-label", data.label);
-    this.labelEl.textContent = data.label;
+    this.labelText.textContent = data.label;
     this.helpEl.hidden = !data.help;
     this.helpEl.title = data.help || "";
     this.helpEl.setAttribute("aria-label", data.help || "");
@@ -251,6 +256,9 @@ const drags = {
       .map((t) => Overlay.locate(t.key))
       .filter(Boolean);
     for (const place of found) overlays.set(place.key, new Overlay(place));
+    // Draw the value under the thumb at once, before the hand moves: the overlay shows what the chart
+    // shows, and the drawing code and fonts are ready for the first move's frame.
+    if (found.length) this.draw(slider, slider.read(), performance.now(), false);
   },
 
   move(slider, value, t0) {
@@ -271,7 +279,7 @@ const drags = {
     prefetch(p.slider.data, p.value);
   },
 
-  draw(slider, value, t0) {
+  draw(slider, value, t0, record = true) {
     const data = slider.data;
     const model = models.get(data.model);
     if (!model) return;
@@ -293,6 +301,7 @@ const drags = {
       }
       views[target.view] = performance.now() - start;
     }
+    if (!record) return;
     slider.readout(state, model);
     STATS.frames.push({ key: data.key, t0, t1: performance.now(), value, views });
   },
@@ -810,6 +819,15 @@ function autoRange(values) {
 }
 
 const offscreen = document.createElement("canvas");
+const images = new Map(); // "cols x rows" -> a reused ImageData (no garbage per frame)
+
+function imageData(ctx, cols, rows) {
+  const k = `${cols}x${rows}`;
+  let img = images.get(k);
+  if (!img) images.set(k, (img = ctx.createImageData(cols, rows)));
+  else img.data.fill(0);
+  return img;
+}
 
 /** A heatmap trace redrawn with matrix `z` (rows of columns), colours over [lo, hi]; NaN cells are
  * left blank. The trace's own image is hidden. `text`: optional cell texts (rows of strings). */
@@ -829,7 +847,7 @@ function heatmap(o, tr, z, lo, hi, text = null) {
     offscreen.height = rows;
   }
   const octx = offscreen.getContext("2d");
-  const img = octx.createImageData(cols, rows);
+  const img = imageData(octx, cols, rows);
   const color = colorScale(t.colorscale, t.reversescale);
   const span = hi - lo;
   for (let i = 0; i < rows; i++) {
