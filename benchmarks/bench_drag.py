@@ -12,13 +12,15 @@ hand), then released. Measured in the page:
   animation frame that paints it (p50 / p95 over every frame of every drag);
 - script runs started while the button is down (the app root's ``data-test-script-state`` turning
   to ``running``; must be 0) and after the release (1);
-- release -> settled: from the ``pointerup`` to the later of the script's run finishing
-  (``notRunning`` for ``QUIET_MS``) and the last overlay going (the Python figures in place).
+- release -> settled: from the ``pointerup`` to the later of the script's run finishing and every
+  chart the slider redraws showing its new figure (a new chart element, drawn), and for a live
+  slider its last overlay gone.
 
 Next to each, in the same run, today's release-only step: the same page with ``?live=0``
 (``st.select_slider`` / ``st.slider`` of ``ui.controls``, the path before live sliders), the same drag:
 chart changes during the drag (DOM mutations in the chart; none), runs during the drag, and release
--> settled (to ``notRunning`` for ``QUIET_MS``).
+-> settled (the same criterion). Each path has its own fresh server (the same cold
+caches) and their drags alternate, so a drift of the machine's load falls on both.
 
 Targets (issue 25): frame p95 <= 33 ms on every live slider (aim 16), 0 runs while the button is
 down and 1 on release, release -> settled p50 <= 250 ms. The browser, the server and this script
@@ -28,6 +30,7 @@ share the machine: the load average is printed with the results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -41,22 +44,28 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from benchmarks.bench_browser import CHROMIUM_FLAGS, QUIET_MS, ROOT, VIEWPORT, _percentile, streamlit_server
 from tests.e2e.conftest import chromium_path
 
-#: (page, slider's accessible name, link parameters, URL key, from, to: fractions of the track)
+#: (page, slider's accessible name, link parameters, URL key, from, to: fractions of the track,
+#: the charts of the default view the slider redraws)
 SLIDERS = [
-    ("kernel-regression", "Bandwidth h (log scale)", {}, "kr_h", 0.53, 0.15),
-    ("kernel-regression", "Query point x*", {}, "kr_xq", 0.58, 0.2),
-    ("kernels-to-attention", "Bandwidth h (temperature τ = h²)", {}, "k2a_h", 0.5, 0.05),
-    ("kernels-to-attention", "Query point x", {}, "k2a_x0", 0.58, 0.2),
-    ("scaled-dot-product", "Key dimension d_k", {}, "sdp_dk", 0.45, 1.0),
-    ("scaled-dot-product", "Temperature τ", {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05),
-]
+    ("kernel-regression", "Bandwidth h (log scale)", {}, "kr_h", 0.53, 0.15,
+     ("kr_fig_fit", "kr_fig_row", "kr_fig_matrix")),
+    ("kernel-regression", "Query point x*", {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
+    ("kernels-to-attention", "Bandwidth h (temperature τ = h²)", {}, "k2a_h", 0.5, 0.05,
+     ("k2a_fig1", "k2a_fig2", "k2a_fig_fit", "k2a_fig3")),
+    ("kernels-to-attention", "Query point x", {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
+    ("scaled-dot-product", "Key dimension d_k", {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
+    ("scaled-dot-product", "Temperature τ", {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05,
+     ("sdp_fig_pipeline",)),
+]  # fmt: skip
+#: After the run, how long a chart that was not redrawn is waited for (its figure did not change).
+REDRAW_GRACE_MS = 3000
 TARGET_FRAME_P95_MS = 33
 TARGET_SETTLED_P50_MS = 250
 MOVE_GAP_MS = 16
 TIMEOUT_MS = 120_000
 
 #: Installed before each drag: script-state changes, the pointerup time, chart DOM changes.
-_OBSERVE = """() => {
+_OBSERVE = """(charts) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (window.__drag) { window.__drag.state.disconnect(); window.__drag.dom.disconnect(); }
   const rec = {states: [], up: null, down: null, charts: 0};
@@ -70,7 +79,16 @@ _OBSERVE = """() => {
   rec.dom.observe(main, {subtree: true, childList: true, attributes: true});
   const once = {capture: true, once: true};
   document.addEventListener('pointerdown', () => { rec.down = performance.now(); }, once);
-  document.addEventListener('pointerup', () => { rec.up = performance.now(); }, once);
+  const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  rec.before = charts.map(gd);
+  rec.drawn = null;  // when every chart was a new, drawn element (the new figures on screen)
+  const look = () => {
+    if (rec.up !== null && charts.every((k, i) => { const g = gd(k); return g && g !== rec.before[i]
+        && g._fullLayout && g.querySelector('.main-svg'); })) { rec.drawn = performance.now(); return; }
+    requestAnimationFrame(look);
+  };
+  const up = () => { rec.up = performance.now(); requestAnimationFrame(look); };
+  document.addEventListener('pointerup', up, once);
   window.__drag = rec;
 }"""
 
@@ -103,8 +121,12 @@ def _track(page, name: str, live: bool):
     return thumb, thumb.locator("xpath=..").bounding_box()
 
 
-def drag_once(page, name: str, key: str, start: float, end: float, moves: int, live: bool) -> Drag:
-    """One drag of ``moves`` moves from ``start`` to ``end`` (fractions of the track), then release."""
+def drag_once(
+    page, name: str, key: str, start: float, end: float, moves: int, live: bool, charts: tuple[str, ...]
+) -> Drag:
+    """One drag of ``moves`` moves from ``start`` to ``end`` (fractions of the track), then release;
+    settled when the run has finished and every chart of ``charts`` shows its new figure (a chart
+    whose figure did not change is not waited for longer than ``REDRAW_GRACE_MS``)."""
     handle, box = _track(page, name, live)
     handle.scroll_into_view_if_needed()
     handle, box = _track(page, name, live)
@@ -116,7 +138,7 @@ def drag_once(page, name: str, key: str, start: float, end: float, moves: int, l
         thumb = handle.bounding_box()
         x0, y = thumb["x"] + thumb["width"] / 2, thumb["y"] + thumb["height"] / 2
     frames_before = page.evaluate("() => (window.__liveStats?.frames || []).length")
-    page.evaluate(_OBSERVE)
+    page.evaluate(_OBSERVE, list(charts))
     page.mouse.move(x0, y)
     page.mouse.down()
     for i in range(1, moves + 1):
@@ -138,7 +160,10 @@ def drag_once(page, name: str, key: str, start: float, end: float, moves: int, l
     )
     result.runs_after = rec["runs"]
     result.run_ms = rec["end"] - rec["start"]
-    end_ms = rec["end"]
+    with contextlib.suppress(PlaywrightTimeout):  # a chart whose figure did not change is not redrawn
+        page.wait_for_function("() => window.__drag.drawn !== null", polling=20, timeout=REDRAW_GRACE_MS)
+    drawn = page.evaluate("() => window.__drag.drawn")
+    end_ms = max(rec["end"], drawn) if drawn is not None else rec["end"]
     if live:
         page.wait_for_function("() => !document.querySelector('canvas.live-overlay')", timeout=TIMEOUT_MS)
         stats = page.evaluate(
@@ -156,27 +181,40 @@ def drag_once(page, name: str, key: str, start: float, end: float, moves: int, l
     return result
 
 
-def measure(app: str, context, drags: int, moves: int, live: bool) -> list[tuple[str, list[Drag]]]:
-    """Every slider of ``SLIDERS`` on ``app``, live or release-only (``?live=0``)."""
-    out = []
-    for path, name, params, key, start, end in SLIDERS:
-        query = "&".join(
-            f"{k}={v}" for k, v in {"lang": "en", **params, **({} if live else {"live": "0"})}.items()
-        )
-        page = context.new_page()
-        runs = []
+def _open(context, app: str, path: str, params: dict[str, str], live: bool):
+    query = "&".join(
+        f"{k}={v}" for k, v in {"lang": "en", **params, **({} if live else {"live": "0"})}.items()
+    )
+    page = context.new_page()
+    page.goto(f"{app}/{path}?{query}", timeout=TIMEOUT_MS)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({_STATE})() === 'notRunning'", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # charts drawn, idle-time warm-up done
+    return page
+
+
+def measure(
+    apps: dict[bool, str], context, drags: int, moves: int, keys: list[str] | None = None
+) -> dict[bool, list[tuple[str, list[Drag]]]]:
+    """Every slider of ``SLIDERS`` (or those of ``keys``): live on ``apps[True]``, release-only
+    (``?live=0``) on ``apps[False]``, their drags interleaved (the machine's load drifts)."""
+    out: dict[bool, list[tuple[str, list[Drag]]]] = {True: [], False: []}
+    for path, name, params, key, start, end, charts in SLIDERS:
+        if keys and key not in keys:
+            continue
+        pages = {live: _open(context, apps[live], path, params, live) for live in (True, False)}
+        runs: dict[bool, list[Drag]] = {True: [], False: []}
         try:
-            page.goto(f"{app}/{path}?{query}", timeout=TIMEOUT_MS)
-            page.wait_for_selector('[data-testid="stMain"] h1', timeout=TIMEOUT_MS)
-            page.wait_for_function(f"() => ({_STATE})() === 'notRunning'", timeout=TIMEOUT_MS)
-            page.wait_for_timeout(1500)  # charts drawn, idle-time warm-up done
             for i in range(drags):
                 a, b = (start, end) if i % 2 == 0 else (end, start)
-                runs.append(drag_once(page, name, key, a, b, moves, live))
+                for live in (True, False) if i % 2 == 0 else (False, True):
+                    runs[live].append(drag_once(pages[live], name, key, a, b, moves, live, charts))
         finally:
-            page.close()
-        print(f"  {key} ({'live' if live else 'release-only'}): {_line(runs, live)}", flush=True)
-        out.append((key, runs))
+            for page in pages.values():
+                page.close()
+        for live in (True, False):
+            print(f"  {key} ({'live' if live else 'release-only'}): {_line(runs[live], live)}", flush=True)
+            out[live].append((key, runs[live]))
     return out
 
 
@@ -274,6 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--drags", type=int, default=3, help="drags per slider and path (default 3)")
     parser.add_argument("--moves", type=int, default=60, help="mouse moves per drag (default 60)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--sliders", nargs="*", help="only these URL keys (default: every live slider)")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     exe = chromium_path()
     if exe is None:
@@ -282,17 +321,17 @@ def main(argv: list[str] | None = None) -> None:
 
     load = os.getloadavg()[0]
     start = time.monotonic()
-    results = {}
-    with sync_playwright() as pw:
+    with (
+        sync_playwright() as pw,
+        # one fresh server per path: each finds the same cold caches (one server would have the
+        # figures of the first path's release values cached for the second)
+        streamlit_server(ROOT / "app.py") as live_app,
+        streamlit_server(ROOT / "app.py") as old_app,
+    ):
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
         try:
-            # each path on a fresh server: both find the same cold caches (the second would find the
-            # figures of the first's release values cached)
-            for live in (True, False):
-                with streamlit_server(ROOT / "app.py") as app:
-                    context = browser.new_context(viewport=VIEWPORT)
-                    results[live] = measure(app, context, args.drags, args.moves, live)
-                    context.close()
+            context = browser.new_context(viewport=VIEWPORT)
+            results = measure({True: live_app, False: old_app}, context, args.drags, args.moves, args.sliders)
         finally:
             browser.close()
     out = report(results[True], results[False], load, args.moves)

@@ -192,15 +192,24 @@ class Slider {
   }
 }
 
-/** In idle time after a mount, compute the figures at the committed value and its neighbours:
- * the functions are compiled before the first drag, whose first frames find their numbers ready. */
+/** Once the page has finished its run, in idle time, compute the figures at the committed value and
+ * its neighbours: the functions are compiled before the first drag, whose first frames find their
+ * numbers ready. (Not while the run's charts are being drawn: that is the browser's busiest time.) */
 function warmUp(data) {
-  prefetch(data, data.value, 2000);
+  const app = document.querySelector('[data-testid="stApp"]');
+  const start = () => prefetch(data, data.value);
+  if (!app || app.getAttribute("data-test-script-state") !== "running") return idle(start);
+  const observer = new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "running") return;
+    observer.disconnect();
+    idle(start);
+  });
+  observer.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
 }
 
 /** In idle time, compute the figures at `value` and at the options next to it (a select-slider's
  * steps each need new numbers; the drag's next frames then find them ready). */
-function prefetch(data, value, timeout = 0) {
+function prefetch(data, value) {
   const model = models.get(data.model);
   if (!model) return;
   const values = [value];
@@ -216,13 +225,13 @@ function prefetch(data, value, timeout = 0) {
       Object.assign(state, model.derive?.(state));
       WARM[view]?.(model, state);
     }
-    if (todo.length) idle(step, timeout);
+    if (todo.length) idle(step);
   };
-  idle(step, timeout);
+  idle(step);
 }
 
-function idle(fn, timeout) {
-  if (window.requestIdleCallback) requestIdleCallback(fn, timeout ? { timeout } : undefined);
+function idle(fn) {
+  if (window.requestIdleCallback) requestIdleCallback(fn);
   else setTimeout(() => fn(null), 50);
 }
 
@@ -898,17 +907,31 @@ function heatmap(o, tr, z, lo, hi, text = null) {
 // ---------------------------------------------------------------------------------------------
 
 const models = {
-  cache: new WeakMap(),
+  byData: new WeakMap(), // the data's model object -> its model (no JSON text per frame)
+  byText: new Map(), // the model's JSON text -> its model: sliders of one page share one, and a
+  // rerun that changed nothing else keeps the numbers already computed
   get(model) {
     if (!MODELS[model?.kind]) return null;
-    let m = this.cache.get(model);
+    let m = this.byData.get(model);
     if (!m) {
-      m = new (MODELS[model.kind])(model);
-      this.cache.set(model, m);
+      const text = JSON.stringify(withoutState(model));
+      m = this.byText.get(text);
+      if (!m) {
+        m = new (MODELS[model.kind])(model);
+        this.byText.set(text, m);
+        if (this.byText.size > 8) this.byText.delete(this.byText.keys().next().value);
+      }
+      this.byData.set(model, m);
     }
     return m;
   },
 };
+
+/** A model without its sliders' values (h, x*, d_k, τ): what its numbers depend on besides them. */
+function withoutState(model) {
+  const { h, xq, x0, dk, temperature, ...rest } = model;
+  return rest;
+}
 
 function memo(fn) {
   const store = new Map();
