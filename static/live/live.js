@@ -113,8 +113,9 @@ class Slider {
       this.pressed = false;
       const v = this.read();
       this.show(v);
-      drags.commit(this, v);
+      // the run starts first; the last frame is drawn while the server works
       this.setStateValue("commit", { value: v, n: ++this.n, t: Date.now() });
+      drags.commit(this, v);
     });
   }
 
@@ -197,28 +198,38 @@ class Slider {
  * numbers ready. (Not while the run's charts are being drawn: that is the browser's busiest time.) */
 function warmUp(data) {
   const app = document.querySelector('[data-testid="stApp"]');
-  const start = () => prefetch(data, data.value);
-  if (!app || app.getAttribute("data-test-script-state") !== "running") return idle(start);
+  // a while after the run: the new charts are drawn first (the browser's busiest time)
+  const start = () => setTimeout(() => drags.slider || prefetch(data, data.value, 1), WARM_DELAY_MS);
+  if (!app || app.getAttribute("data-test-script-state") !== "running") return start();
   const observer = new MutationObserver(() => {
     if (app.getAttribute("data-test-script-state") === "running") return;
     observer.disconnect();
-    idle(start);
+    start();
   });
   observer.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
 }
 
-/** In idle time, compute the figures at `value` and at the options next to it (a select-slider's
- * steps each need new numbers; the drag's next frames then find them ready). */
-function prefetch(data, value) {
+const WARM_DELAY_MS = 500;
+const prefetching = { generation: 0 };
+
+/** In idle time, compute the figures at `value` and at the options up to `reach` steps from it (a
+ * select-slider's steps each need new numbers; the drag's next frames then find them ready). Only
+ * the charts on the page are computed for (a folded section's are not). */
+function prefetch(data, value, reach = 2) {
   const model = models.get(data.model);
   if (!model) return;
   const values = [value];
   if (data.options) {
     const i = data.options.findIndex((o) => o === value);
-    for (const d of [1, -1, 2, -2]) if (data.options[i + d] !== undefined) values.push(data.options[i + d]);
+    for (let d = 1; d <= reach; d++) {
+      for (const j of [i + d, i - d]) if (data.options[j] !== undefined) values.push(data.options[j]);
+    }
   }
-  const todo = values.flatMap((v) => data.targets.map((t) => [t.view, v]));
+  const shown = data.targets.filter((t) => document.querySelector(`.st-key-${CSS.escape(t.key)} .js-plotly-plot`));
+  const todo = values.flatMap((v) => shown.map((t) => [t.view, v]));
+  const generation = prefetching.generation;
   const step = (deadline) => {
+    if (generation !== prefetching.generation) return; // a commit since: its rerun first
     while (todo.length && (!deadline || deadline.timeRemaining() > 4)) {
       const [view, v] = todo.shift();
       const state = { ...data.model, [data.param]: v };
@@ -322,6 +333,7 @@ const drags = {
       this.draw(slider, value, performance.now());
     }
     STATS.commits += 1;
+    prefetching.generation += 1; // the rerun's charts come first: no more figures computed ahead
     const generation = ++this.generation;
     slider.hideReadout();
     const settled = () => {
