@@ -109,6 +109,8 @@ class Drag:
     runs_after: int = 0  # script runs started after the release
     settled_ms: float | None = None  # release -> settled
     run_ms: float | None = None  # the script run itself: "running" to "notRunning"
+    drawn_ms: float | None = None  # release -> every redrawn chart showing its new figure
+    overlays_ms: float | None = None  # release -> the live slider's last overlay gone
 
 
 def _track(page, name: str, live: bool):
@@ -164,6 +166,7 @@ def drag_once(
         page.wait_for_function("() => window.__drag.drawn !== null", polling=20, timeout=REDRAW_GRACE_MS)
     drawn = page.evaluate("() => window.__drag.drawn")
     end_ms = max(rec["end"], drawn) if drawn is not None else rec["end"]
+    result.drawn_ms = None if drawn is None else drawn - rec["up"]
     if live:
         page.wait_for_function("() => !document.querySelector('canvas.live-overlay')", timeout=TIMEOUT_MS)
         stats = page.evaluate(
@@ -175,6 +178,7 @@ def drag_once(
         result.frame_ms = stats["frames"]
         if stats["settled"] is not None and stats["settled"] > rec["up"]:
             end_ms = max(end_ms, stats["settled"])
+            result.overlays_ms = stats["settled"] - rec["up"]
     else:
         result.frames = rec["charts"]
     result.settled_ms = end_ms - rec["up"]
@@ -233,6 +237,8 @@ def _summary(drags: list[Drag]) -> dict[str, Any]:
         "runs_after": [d.runs_after for d in drags],
         "settled_p50_ms": _stat(settled, 50),
         "run_p50_ms": _stat([d.run_ms for d in drags if d.run_ms is not None], 50),
+        "drawn_p50_ms": _stat([d.drawn_ms for d in drags if d.drawn_ms is not None], 50),
+        "overlays_p50_ms": _stat([d.overlays_ms for d in drags if d.overlays_ms is not None], 50),
         "settled_all_ms": settled,
     }
 
