@@ -57,8 +57,9 @@ run: $(VENV)/.runtime-installed
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address localhost
 
 # The app on every core: REPLICAS app processes (default: the core count) behind HAProxy, with
-# cookie affinity and health checks, on http://<this host>:8080 (PORT=... to change). Needs
-# `apt-get install haproxy`. Ctrl+C stops every process it started. See deploy/serve.py.
+# cookie affinity and health checks, on http://<this host>:8080 (PORT=... to change), and a redis-server
+# for the class answers they share. Needs `apt-get install haproxy redis-server`. Ctrl+C stops every
+# process it started. See deploy/serve.py.
 serve: $(VENV)/.runtime-installed
 	$(PY) deploy/serve.py --port $(if $(filter file,$(origin PORT)),8080,$(PORT))$(if $(REPLICAS), --replicas $(REPLICAS))
 
@@ -77,7 +78,7 @@ test-core: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/core tests/figures tests/server
 
 test-app: $(VENV)/.dev-installed
-	$(PY) -m pytest tests/app
+	$(PY) -m pytest tests/app tests/ui
 
 test-e2e: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/e2e
@@ -95,6 +96,12 @@ bench-load: $(VENV)/.dev-installed
 .PHONY: bench-serve
 bench-serve: $(VENV)/.dev-installed
 	$(PY) -m benchmarks serve
+
+# The class answers together (issue 26): 30 students answer through `make serve` (2 replicas and
+# Redis) next to one replica with the in-process store; part of `make bench` too.
+.PHONY: bench-class
+bench-class: $(VENV)/.dev-installed
+	$(PY) -m benchmarks class
 
 # Server time of every page's reruns (AppTest) and slider steps / page loads in Chromium, each next
 # to a one-chart reference page (issue 8); both are part of `make bench` too.

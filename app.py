@@ -1,4 +1,4 @@
-"""Router of the app: page config, language switch and ``st.navigation`` over the five lessons.
+"""Router of the app: page config, language switch and ``st.navigation`` over the lessons.
 
 Run with ``make run`` (or ``streamlit run app.py``). Each page is a thin script in ``pages/``;
 the math lives in ``core/``, the figures in ``figures/``.
@@ -11,8 +11,8 @@ from pathlib import Path
 import streamlit as st
 
 import server
-from ui import classroom
-from ui.handout import begin_page, handout_button
+from ui import a11y, class_answers, classroom, questions, viewport
+from ui.handout import begin_page, handout_button, student_link
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
 
@@ -42,28 +42,26 @@ PAGES: list[tuple[str, str, str, str]] = [
 
 
 def configure_torch_threads() -> None:
-    """One torch thread for the whole server: the models are tiny, users share the cores."""
-    import torch  # deferred: the router itself needs no torch
+    """One torch thread for the whole server: the models are tiny, users share the cores.
 
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+    ``core.threads`` is the one place that sets torch's thread count.
+    """
+    from core.threads import use_one_thread  # deferred: the router itself needs no torch
+
+    use_one_thread()
 
 
 def build_pages() -> list[st.Page]:
-    """The ``st.Page`` objects, titled in the current language; pages not yet written are left out.
+    """The ``st.Page`` objects of ``PAGES``, titled in the current language.
 
     New objects on every run, on purpose: ``st.navigation`` marks the page it returns as callable
     once and ``Page.run`` clears the mark, so pages shared between sessions race (tried: 60 of
     559 runs of a 30-student load failed with "This page cannot be called directly").
     """
-    pages = []
-    for script, url_path, title_key, icon in PAGES:
-        if not (ROOT / script).exists():
-            continue
-        pages.append(
-            st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
-        )
-    return pages
+    return [
+        st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
+        for script, url_path, title_key, icon in PAGES
+    ]
 
 
 def main() -> None:
@@ -77,16 +75,21 @@ def main() -> None:
     )
     configure_torch_threads()
     st.html(ROOT / "assets" / "app.css")  # style only: sent to the event container, takes no space
+    viewport.watch()  # is the screen a phone's? figures are laid out for it (hidden, no height)
     language_switch()
     classroom.present_switch()
+    class_answers.class_sidebar()  # the class answers together (issue 26): nothing shows outside a class
     resolve_home_alias()
     pages = build_pages()
     page = st.navigation(pages, position="sidebar", expanded=True)
     st.sidebar.caption(t("common.sidebar_footer"))
+    a11y.page_setup(page.title)  # its own title, <html lang>, skip link, contrast and focus (issue 24)
     with routed():
+        questions.start_page()  # no answer from an old link; no question asked yet
         begin_page(page.url_path, page.title)  # the handout lists what this run shows
         page.run()
     next_lesson_link(pages, page)
+    student_link()
     handout_button(page.url_path)
 
 

@@ -48,7 +48,7 @@ def _cases() -> dict[str, tuple[Callable[[int], tuple], str]]:
     """
     import numpy as np
 
-    from core import attention_analysis as aa
+    from core.lessons import scaled_dot_product as aa
 
     rng = np.random.default_rng(0)
     x200, y200, x2000, y2000 = (rng.normal(size=n) for n in (200, 200, 2000, 2000))

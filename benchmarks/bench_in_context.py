@@ -8,7 +8,7 @@ callbacks against headless training, and the sweep.
   bandwidth stays within 10 % of its final value (``stable_step``) and the CPU time to reach it
   (target: <= 10 s);
 - page: the same run with an ``on_step`` doing the live page's work (``pages/in-context.py``
-  ``LiveView.draw``): when ``ui.in_context.RedrawClock`` allows (every 0.7 s, and at most about
+  ``LiveView.draw``): when ``ui.live_run.RedrawClock`` allows (every 0.7 s, and at most about
   a ninth of the time) build the bandwidth, error and task figures with
   ``figures.in_context`` (plus the context view from ``core``) and serialise them to JSON, as
   ``st.plotly_chart`` does. Target: <= 15 % over headless (ratio of CPU times, and the time
@@ -26,12 +26,25 @@ import numpy as np
 import plotly.io as pio
 
 from core import in_context as ic
+from core.lessons import in_context as lesson
 from figures import in_context as figs
-from ui.in_context import RedrawClock
+from ui.live_run import RedrawClock
 
 REPEAT = 3
 THROTTLE_S = 0.7
 NAMES = {k: k for k in ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")}
+
+
+def stable_step(bandwidth: list[float] | np.ndarray, rtol: float = 0.05, window: int = 50) -> int | None:
+    """The first step from which the bandwidth stays within ``rtol`` of its final value
+    (for at least ``window`` steps); None when it has not settled yet."""
+    h = np.asarray(bandwidth, dtype=float)
+    if h.size < window + 1:
+        return None
+    final = np.mean(h[-10:])
+    outside = np.nonzero(np.abs(h - final) > rtol * final)[0]
+    first = 0 if outside.size == 0 else int(outside[-1]) + 1
+    return first if h.size - first >= window else None
 
 
 def page_work(run: ic.ICLRun, refs: ic.References) -> None:
@@ -48,7 +61,7 @@ def page_work(run: ic.ICLRun, refs: ic.References) -> None:
          "mean": refs.mean_error, "floor": refs.noise_floor},
         max_steps=config.steps, names=NAMES, title="error", x_title="step", y_title="mse",
     )  # fmt: skip
-    view = ic.context_view(config, run.m, refs.oracle_h)
+    view = lesson.context_view(config, run.m, refs.oracle_h)
     task = figs.task_figure(
         view.grid_s, view.grid_f, view.ctx_s, view.ctx_y, view.query_s,
         {"attention": view.pred_attention, "oracle": view.pred_oracle},
@@ -97,7 +110,7 @@ def main() -> None:
         best["headless"] = (min(best["headless"][0], wall), min(best["headless"][1], cpu))
         wall, cpu = with_page(config, refs)
         best["page"] = (min(best["page"][0], wall), min(best["page"][1], cpu))
-    stable = ic.stable_step(run.bandwidth, rtol=0.10)
+    stable = stable_step(run.bandwidth, rtol=0.10)
     h_cpu = best["headless"][1]
     print(
         f"default config: {config.steps} steps x {config.batch_tasks} tasks, "
@@ -122,7 +135,7 @@ def main() -> None:
     per_redraw = _time_page_work(run, refs)
     print(f"page work per redraw (three figures + JSON): {per_redraw * 1000:.1f} ms")
     cpu = time.process_time()
-    result = ic.sweep(config)
+    result = lesson.sweep(config)
     cpu = time.process_time() - cpu
     print(f"sweep (13 trainings + oracles): {result.seconds:.1f} s wall, {cpu:.1f} CPU s (target <= 60 s)")
     for trend in result.trends:

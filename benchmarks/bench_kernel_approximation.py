@@ -20,7 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from benchmarks.timing import best_time
-from core import kernel_approximation as ka
+from core.lessons import kernel_approximation as ka
+from core.timing import crossover_length, peak_torch_memory
 
 LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 D = 64
@@ -48,7 +49,7 @@ def measure() -> dict[str, dict[int, tuple[float, int]]]:
                 fn = _call(method, q, k, v)
                 fn()  # warm-up
                 seconds = best_time(fn, repeat=3 if L <= 4096 else 1)
-                results[method][L] = (seconds, ka.peak_torch_memory(fn))
+                results[method][L] = (seconds, peak_torch_memory(fn))
                 if seconds > BUDGET_S:
                     stopped.add(method)
     return results
@@ -61,7 +62,7 @@ def _crossover(results, method: str, reference: str, index: int) -> str:
     L = np.array(common, dtype=float)
     ref = np.array([results[reference][x][index] for x in common], dtype=float)
     val = np.array([results[method][x][index] for x in common], dtype=float)
-    cross = ka.crossover_length(L, ref, val)
+    cross = crossover_length(L, ref, val)
     if cross is None:
         return f"never up to L = {common[-1]}"
     return f"L ≈ {cross:,.0f}" if cross > common[0] else f"already at L = {common[0]}"

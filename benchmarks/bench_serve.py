@@ -134,7 +134,8 @@ def free_base_port(count: int) -> int:
     raise RuntimeError("no free run of ports")
 
 
-def start_serving(replicas: int, tmp: Path) -> Serving:
+def start_serving(replicas: int, tmp: Path, extra: Sequence[str] = ()) -> Serving:
+    """``deploy/serve.py --replicas N`` (and ``extra`` options) on free loopback ports, once it serves."""
     port, base = free_port(), free_base_port(replicas)
     out = tmp / "serve.out"
     with out.open("w") as sink:
@@ -142,7 +143,7 @@ def start_serving(replicas: int, tmp: Path) -> Serving:
             [
                 sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas),
                 "--port", str(port), "--host", "127.0.0.1", "--base-port", str(base),
-                "--log-dir", str(tmp / "logs"), "--start-timeout", str(START_TIMEOUT_S),
+                "--log-dir", str(tmp / "logs"), "--start-timeout", str(START_TIMEOUT_S), *extra,
             ],
             cwd=ROOT,
             stdout=sink,

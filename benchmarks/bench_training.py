@@ -6,7 +6,8 @@
 - page, every epoch: the same run with an ``on_epoch`` that does the live page's work after every
   epoch (build the loss and attention figures with ``figures.training`` and serialise them to
   JSON, as ``st.plotly_chart`` does); the page itself redraws at most every 0.7 s;
-- page, throttled: the same, redrawing only when 0.7 s have passed (what the page does);
+- page, throttled: the same, redrawing only when ``ui.live_run.RedrawClock`` allows, 0.7 s after
+  the last redraw (what the page does);
 - reference: a plain PyTorch loop over the same batches with ``torch.nn.TransformerEncoderLayer``
   of the same size (pre-LN, GELU, d_ff 128), a linear embedding, sinusoidal positions and a
   linear head; on one thread, like ``train()``, and on two.
@@ -29,6 +30,7 @@ from core.positional import sinusoidal_encoding
 from core.training import random_walk_dataset, train
 from core.transformer import TransformerConfig
 from figures.training import attention_heads, loss_curves
+from ui.live_run import RedrawClock
 
 REPEAT = 3
 THROTTLE_S = 0.7
@@ -63,13 +65,14 @@ CALLBACK_SHARE: dict[float, float] = {}
 
 
 def run_with_page(config: TransformerConfig, throttle_s: float) -> float:
-    last, spent = [-float("inf")], [0.0]
+    spent = [0.0]
+    clock = RedrawClock(throttle_s, spacing=0, wait_first=False)  # the page's (pages/training.py)
 
     def on_epoch(result) -> None:
-        if time.perf_counter() - last[0] >= throttle_s:
+        if clock.due():
             began = time.perf_counter()
-            last[0] = began
             page_work(result)
+            clock.done(began)
             spent[0] += time.perf_counter() - began
 
     start = time.perf_counter()
@@ -183,8 +186,7 @@ def findings(seeds: tuple[int, ...] = (0, 1, 2)) -> None:
     ``python -m benchmarks.bench_training --findings``: the numbers quoted in the presets'
     descriptions on the page (assets/i18n/*/training.json, ``tr.expect_*``) come from this.
     """
-    from core.findings import measure_findings
-    from core.presets import PRESETS, preset_config
+    from core.lessons.training import PRESETS, measure_findings, preset_config
 
     columns = [
         "val/best",

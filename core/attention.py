@@ -19,7 +19,6 @@ Beyond the contract of the page issue, this module exposes what a teacher wants 
 - sparse normalisers :func:`sparsemax` (Martins & Astudillo, 2016) and :func:`entmax15`
   (Peters, Niculae & Martins, 2019): the attention analogue of a compactly supported kernel
   (Epanechnikov) where softmax is the Gaussian: they give *exact* zeros;
-- :func:`dk_experiment`: why the scores are divided by √D, in numbers;
 - :func:`compare_with_torch`: the manual path against the library call, difference and timing;
 - :func:`mask_to_string` / :func:`mask_from_string`: a compact text form of a boolean mask, so a
   hand-edited mask can live in a URL.
@@ -30,10 +29,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 
@@ -390,104 +388,6 @@ def fully_masked_rows(mask: torch.Tensor) -> torch.Tensor:
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() < 1:
         raise ValueError("mask must be a boolean torch.Tensor with a key axis")
     return ~mask.any(-1)
-
-
-# --------------------------------------------------------------------------------------------
-# Why divide by √D: the d_k experiment
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DkExperiment:
-    """Statistics of attention on random unit-variance Q, K, V, for each key dimension D.
-
-    Every array has shape (M,), one entry per D in ``d_k``. Entropies in nats (a uniform row over
-    S keys has log S). Gradients come from one backward pass of ℓ = Σ G ⊙ output with a random
-    upstream gradient G ~ N(0, 1) of fixed width (``DK_VALUE_DIM``), so that only D changes:
-
-    - ``grad_scores_*``: median over query rows of |∂ℓ/∂x|₂, x the softmax input row: the signal
-      that gets through softmax (near 0 = saturated, "vanishing");
-    - ``grad_query_cv_*``: coefficient of variation (std / mean) over rows of |∂ℓ/∂q|₂: how
-      uneven the updates of the queries are (most rows get nothing, a few get a lot: unstable).
-    """
-
-    d_k: np.ndarray
-    var_measured: np.ndarray  # variance of raw q·k over all samples
-    var_theory: np.ndarray  # D (independent unit-variance entries)
-    var_scaled: np.ndarray  # variance of q·k/√D (theory: 1)
-    entropy_scaled: np.ndarray
-    entropy_unscaled: np.ndarray
-    max_weight_scaled: np.ndarray  # mean over rows of the largest weight
-    max_weight_unscaled: np.ndarray
-    saturated_scaled: np.ndarray  # fraction of rows with largest weight > 0.99
-    saturated_unscaled: np.ndarray
-    grad_scores_scaled: np.ndarray
-    grad_scores_unscaled: np.ndarray
-    grad_query_cv_scaled: np.ndarray
-    grad_query_cv_unscaled: np.ndarray
-    log_s: float  # entropy of a uniform row, log S
-
-    @property
-    def length(self) -> int:
-        """S, the sequence length of the experiment's problems (from ``log_s``)."""
-        return round(float(np.exp(self.log_s)))
-
-
-#: Width of V and of the upstream gradient in :func:`dk_experiment` (fixed so only D varies).
-DK_VALUE_DIM = 16
-
-
-def dk_experiment(
-    d_ks: Sequence[int], *, length: int = 16, n_trials: int = 32, seed: int = 0
-) -> DkExperiment:
-    """Measure what the √D scale does, for each key dimension D in ``d_ks``.
-
-    Draws ``n_trials`` independent problems (L = S = ``length``) with Q, K of width D and V of
-    width ``DK_VALUE_DIM``, entries ~ N(0, 1) (float64, seeded), and for scale 1/√D and scale 1
-    reports score variance, softmax entropy, largest weight, fraction of saturated rows and the
-    gradients described in :class:`DkExperiment`. Var(q·k) = D for such entries (a sum of D
-    products of unit variance), so without the scale the scores spread like √D and softmax
-    saturates: one weight near 1, the gradient through softmax near 0 for most rows.
-
-    Raises:
-        ValueError: if a D is not in 1..4096, ``length`` not in 2..256 or ``n_trials`` not in 1..1024.
-    """
-    d_ks = [int(d) for d in d_ks]
-    if not d_ks or any(d < 1 or d > 4096 for d in d_ks):
-        raise ValueError(f"every d_k must be in 1..4096, got {d_ks}")
-    if not 2 <= length <= 256:
-        raise ValueError(f"length must be in 2..256, got {length}")
-    if not 1 <= n_trials <= 1024:
-        raise ValueError(f"n_trials must be in 1..1024, got {n_trials}")
-    gen = torch.Generator().manual_seed(int(seed))
-    rows: dict[str, list[float]] = {k: [] for k in DkExperiment.__dataclass_fields__ if k != "log_s"}
-    f64 = torch.float64
-    for d in d_ks:
-        q = torch.randn(n_trials, length, d, generator=gen, dtype=f64)  # (T, L, D)
-        k = torch.randn(n_trials, length, d, generator=gen, dtype=f64)  # (T, S, D)
-        v = torch.randn(n_trials, length, DK_VALUE_DIM, generator=gen, dtype=f64)  # (T, S, Dv)
-        g = torch.randn(n_trials, length, DK_VALUE_DIM, generator=gen, dtype=f64)  # (T, L, Dv)
-        raw = attention_scores(q, k)  # (T, L, S)
-        rows["d_k"].append(d)
-        rows["var_measured"].append(float(raw.var()))
-        rows["var_theory"].append(float(d))
-        rows["var_scaled"].append(float((raw / math.sqrt(d)).var()))
-        for tag, s in (("scaled", 1 / math.sqrt(d)), ("unscaled", 1.0)):
-            q_leaf = q.clone().requires_grad_(True)
-            x = attention_scores(q_leaf, k) * s  # the softmax input (T, L, S)
-            w = torch.softmax(x, dim=-1)
-            grad_x, grad_q = torch.autograd.grad((g * (w @ v)).sum(), (x, q_leaf))
-            w = w.detach()
-            top = w.amax(-1)  # (T, L)
-            gq = grad_q.norm(dim=-1)  # (T, L)
-            rows[f"entropy_{tag}"].append(float((-(w * torch.log(w.clamp_min(1e-300))).sum(-1)).mean()))
-            rows[f"max_weight_{tag}"].append(float(top.mean()))
-            rows[f"saturated_{tag}"].append(float((top > 0.99).to(f64).mean()))
-            rows[f"grad_scores_{tag}"].append(float(grad_x.norm(dim=-1).median()))
-            rows[f"grad_query_cv_{tag}"].append(float(gq.std() / gq.mean()))
-    arrays = {k: np.asarray(v, dtype=float) for k, v in rows.items()}
-    arrays["d_k"] = arrays["d_k"].astype(int)
-    return DkExperiment(**arrays, log_s=math.log(length))
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,8 +15,12 @@ import pandas as pd
 
 #: Largest number of data rows accepted by default.
 MAX_ROWS = 20_000
+#: Largest upload, in megabytes as Streamlit counts them (MiB): the one truth for the page's
+#: uploader (``max_upload_size``), ``server.maxUploadSize`` in .streamlit/config.toml and
+#: deploy/streamlit-production.toml, and the README (tests/test_upload_limit.py checks all four).
+MAX_UPLOAD_MB = 2
 #: Largest file accepted, in bytes (20,000 rows of two long numbers fit in well under 1 MB).
-MAX_BYTES = 2_000_000
+MAX_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 #: Separators tried, in order, on the first line.
 SEPARATORS = (",", ";", "\t")
 

@@ -37,6 +37,9 @@ with the bandwidth chosen per context by leave-one-out cross-validation (what th
 regression page's ``select_bandwidth`` does for one 1-D data set, done here for every context on
 the sphere), and the noise floor σ² (the error of the true function).
 
+What the in-context page measures on a run (the window's shape, whether the bandwidth has settled,
+the paper's trends over a sweep, one context drawn) is in ``core.lessons.in_context``.
+
 Shapes: B tasks in a batch, N context points, Q queries per task, D input dimension; attention
 and NW weights are (B, Q, N), rows = queries. Seeds: every random draw comes from
 ``np.random.default_rng((seed, stream, ...))``, so results do not depend on how a run is split
@@ -232,14 +235,17 @@ def attention_predict(
     return np.einsum("bqn,bn->bq", w, y), w  # (B, Q, N)·(B, N) -> (B, Q)
 
 
-def nw_sphere(x: np.ndarray, y: np.ndarray, xq: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), from the distances.
+def nw_sphere(
+    x: np.ndarray, y: np.ndarray, xq: np.ndarray, bandwidth: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nadaraya-Watson with the Gaussian kernel exp(-|x_i - x_q|² / 2h²), h = ``bandwidth``, from the
+    distances.
 
     The manual path beside :func:`attention_predict` (equal to it for M = I / h² on the sphere).
-    ``h = inf`` is the plain context mean. Shapes as in :func:`attention_predict`.
+    ``bandwidth = inf`` is the plain context mean. Shapes as in :func:`attention_predict`.
     """
     d2 = ((xq[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)  # (B, Q, 1, D) - (B, 1, N, D) -> (B, Q, N)
-    w = gaussian_weights(d2, h)  # (B, Q, N); h = inf: equal weights
+    w = gaussian_weights(d2, bandwidth)  # (B, Q, N); h = inf: equal weights
     return np.einsum("bqn,bn->bq", w, y), w
 
 
@@ -252,7 +258,7 @@ def _torch_predict(
 
 
 # --------------------------------------------------------------------------------------------
-# Reading a learned M
+# The bandwidth a learned M implements
 # --------------------------------------------------------------------------------------------
 
 
@@ -272,33 +278,6 @@ def effective_bandwidth(m: np.ndarray, family: str, b: np.ndarray | None = None)
             raise ValueError("the low-rank effective bandwidth needs the hidden direction b")
         return bandwidth_of(float(b @ m @ b))
     return bandwidth_of(float(np.trace(m)) / m.shape[0])
-
-
-@dataclass(frozen=True)
-class Window:
-    """The shape of the attention's window: M's eigen-directions and the widths along them.
-
-    Attributes:
-        widths: (D,) 1/√λ for M's eigenvalues λ, largest curvature (narrowest) first; capped.
-        directions: (D, D) eigenvectors as columns, in the same order.
-        cosine: |cos| of the angle between the narrowest direction and ``b`` (1 = aligned).
-        angle_deg: that angle in degrees, in [0, 90].
-    """
-
-    widths: np.ndarray
-    directions: np.ndarray
-    cosine: float
-    angle_deg: float
-
-
-def window_of(m: np.ndarray, b: np.ndarray) -> Window:
-    """Eigen-decompose the symmetric ``m`` (D, D) and compare its narrowest direction with ``b``."""
-    lam, vec = np.linalg.eigh((m + m.T) / 2)
-    order = np.argsort(lam)[::-1]
-    lam, vec = lam[order], vec[:, order]
-    cosine = float(min(1.0, abs(vec[:, 0] @ b)))
-    widths = np.array([bandwidth_of(float(v)) for v in lam])
-    return Window(widths=widths, directions=vec, cosine=cosine, angle_deg=math.degrees(math.acos(cosine)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,6 +377,14 @@ def references(config: ICLConfig, *, loo: bool = True) -> References:
         grid_errors=grid_errors,
         mean_error=float(np.mean((mean_pred - tests.yq) ** 2)),
     )
+
+
+def oracle_bandwidth(config: ICLConfig) -> float:
+    """The grid bandwidth whose NW is best on held-out tasks (the oracle of :func:`references`)."""
+    held_out = sample_tasks(
+        config, max(256, config.test_tasks), np.random.default_rng((config.seed, _STREAM_ORACLE))
+    )
+    return float(BANDWIDTH_GRID[int(np.argmin(nw_grid_errors(held_out)))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -532,254 +519,3 @@ def train_icl(
             if on_step is not None:
                 on_step(run)
     return run
-
-
-def stable_step(bandwidth: list[float] | np.ndarray, rtol: float = 0.05, window: int = 50) -> int | None:
-    """The first step from which the bandwidth stays within ``rtol`` of its final value
-    (for at least ``window`` steps); None when it has not settled yet."""
-    h = np.asarray(bandwidth, dtype=float)
-    if h.size < window + 1:
-        return None
-    final = np.mean(h[-10:])
-    outside = np.nonzero(np.abs(h - final) > rtol * final)[0]
-    first = 0 if outside.size == 0 else int(outside[-1]) + 1
-    return first if h.size - first >= window else None
-
-
-# --------------------------------------------------------------------------------------------
-# The paper's trends, measured
-# --------------------------------------------------------------------------------------------
-
-#: The sweep: Lipschitz constants (at two noise levels) and context sizes (at the base noise).
-SWEEP_LIPSCHITZ = (1.0, 2.0, 4.0, 8.0)
-SWEEP_NOISE = (0.1, 0.5)
-SWEEP_N = (8, 16, 32, 64, 128)
-#: The learned bandwidth of a sweep run is its mean over the last this many steps (Adam jitters).
-SWEEP_TAIL = 50
-
-
-@dataclass(frozen=True)
-class Trend:
-    """One of the paper's claims, measured: how the bandwidth moves along one swept quantity.
-
-    Attributes:
-        name: ``lipschitz``, ``noise`` or ``n_context``.
-        expected: +1 if the window should widen as the quantity grows, -1 if it should narrow.
-        pairs_ok, pairs: neighbouring sweep points where the *learned* bandwidth moved as expected.
-        oracle_ok: neighbouring points where the *oracle* bandwidth moved as expected (the claim
-            holds for the best NW only while N points can resolve the functions: with L large for
-            N and d, the best window widens again towards the plain mean).
-        agree: neighbouring points where the learned bandwidth moved the way the oracle's did.
-        learned_fold, oracle_fold: bandwidth at the largest value over that at the smallest
-            (learned, and the oracle's), averaged (geometrically) over the other swept quantity.
-    """
-
-    name: str
-    expected: int
-    pairs_ok: int
-    pairs: int
-    oracle_ok: int
-    agree: int
-    learned_fold: float
-    oracle_fold: float
-
-    @property
-    def verdict(self) -> str:
-        """``reproduced`` (every pair as the paper says), ``partly`` (most) or ``not_reproduced``."""
-        if self.pairs_ok == self.pairs:
-            return "reproduced"
-        return "partly" if self.pairs_ok >= 0.75 * self.pairs else "not_reproduced"
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """Learned and oracle bandwidths over the sweep.
-
-    Attributes:
-        lipschitz: (A,) swept L; noise: (S,) noise levels; n_context: (C,) swept N.
-        learned_l, oracle_l: (S, A) bandwidths against L, one row per noise level.
-        learned_n, oracle_n: (C,) bandwidths against N (at the base config's noise and L).
-        trends: the three :class:`Trend` s (lipschitz, noise, n_context).
-        seconds: time the sweep took.
-    """
-
-    lipschitz: np.ndarray
-    noise: np.ndarray
-    n_context: np.ndarray
-    learned_l: np.ndarray
-    oracle_l: np.ndarray
-    learned_n: np.ndarray
-    oracle_n: np.ndarray
-    trends: tuple[Trend, ...]
-    seconds: float
-
-
-def oracle_bandwidth(config: ICLConfig) -> float:
-    """The grid bandwidth whose NW is best on held-out tasks (the oracle of :func:`references`)."""
-    held_out = sample_tasks(
-        config, max(256, config.test_tasks), np.random.default_rng((config.seed, _STREAM_ORACLE))
-    )
-    return float(BANDWIDTH_GRID[int(np.argmin(nw_grid_errors(held_out)))])
-
-
-def learned_bandwidth(config: ICLConfig) -> float:
-    """Train headless and return the bandwidth averaged over the last :data:`SWEEP_TAIL` steps."""
-    run = train_icl(config)
-    return float(np.exp(np.mean(np.log(run.bandwidth[-SWEEP_TAIL:]))))
-
-
-def _trend(name: str, expected: int, learned: np.ndarray, oracle: np.ndarray) -> Trend:
-    """``learned``/``oracle``: (R, K) bandwidths, K along the swept quantity (ascending)."""
-    steps = np.sign(np.diff(np.log(learned), axis=1))  # (R, K - 1)
-    oracle_steps = np.sign(np.diff(np.log(oracle), axis=1))
-    fold = lambda h: float(np.exp(np.mean(np.log(h[:, -1] / h[:, 0]))))  # noqa: E731
-    return Trend(
-        name=name,
-        expected=expected,
-        pairs_ok=int(np.sum(steps == expected)),
-        pairs=int(steps.size),
-        oracle_ok=int(np.sum(oracle_steps == expected)),
-        agree=int(np.sum(steps == oracle_steps)),
-        learned_fold=fold(learned),
-        oracle_fold=fold(oracle),
-    )
-
-
-def sweep(base: ICLConfig, on_progress: Callable[[int, int], None] | None = None) -> Sweep:
-    """Measure the paper's trends: learned vs oracle bandwidth against L (at each noise level
-    of :data:`SWEEP_NOISE`) and against N (at ``base``'s noise and L).
-
-    Every run trains ``base`` (full family, softmax) with one quantity changed. ``on_progress(done,
-    total)`` is called after each run.
-    """
-    started = time.perf_counter()
-    base = base.replace(family="full", attention="softmax")
-    configs_l = [[base.replace(lipschitz=lip, noise=s) for lip in SWEEP_LIPSCHITZ] for s in SWEEP_NOISE]
-    configs_n = [base.replace(n_context=n) for n in SWEEP_N]
-    total, done = len(SWEEP_NOISE) * len(SWEEP_LIPSCHITZ) + len(SWEEP_N), 0
-
-    def measure(config: ICLConfig) -> tuple[float, float]:
-        nonlocal done
-        value = learned_bandwidth(config), oracle_bandwidth(config)
-        done += 1
-        if on_progress is not None:
-            on_progress(done, total)
-        return value
-
-    grid_l = np.array([[measure(c) for c in row] for row in configs_l])  # (S, A, 2)
-    grid_n = np.array([measure(c) for c in configs_n])  # (C, 2)
-    learned_l, oracle_l = grid_l[..., 0], grid_l[..., 1]
-    trends = (
-        _trend("lipschitz", -1, learned_l, oracle_l),
-        _trend("noise", +1, learned_l.T, oracle_l.T),
-        _trend("n_context", -1, grid_n[None, :, 0], grid_n[None, :, 1]),
-    )
-    return Sweep(
-        lipschitz=np.array(SWEEP_LIPSCHITZ),
-        noise=np.array(SWEEP_NOISE),
-        n_context=np.array(SWEEP_N),
-        learned_l=learned_l,
-        oracle_l=oracle_l,
-        learned_n=grid_n[:, 0],
-        oracle_n=grid_n[:, 1],
-        trends=trends,
-        seconds=time.perf_counter() - started,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# What the page draws: one context, the window in a plane
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ContextView:
-    """One held-out context drawn along a coordinate, with one query's weights.
-
-    The coordinate is the angle on the circle for D = 2 (``angle``, radians), else the position
-    along the task's direction u·x (``projection``), along which f varies.
-
-    Attributes:
-        coordinate: ``angle`` or ``projection``.
-        grid_s, grid_f: (G,) positions and the true f there.
-        ctx_s, ctx_y: (N,) the context's positions and noisy labels.
-        query_s, query_f: the query's position and true value.
-        pred_attention, pred_oracle: the attention's and the NW oracle's prediction at the query.
-        w_attention, w_oracle: (N,) their weights on the context points (the query's row).
-    """
-
-    coordinate: str
-    grid_s: np.ndarray
-    grid_f: np.ndarray
-    ctx_s: np.ndarray
-    ctx_y: np.ndarray
-    query_s: float
-    query_f: float
-    pred_attention: float
-    pred_oracle: float
-    w_attention: np.ndarray
-    w_oracle: np.ndarray
-
-
-def context_view(
-    config: ICLConfig, m: np.ndarray, oracle_h: float, task: int = 0, query: int = 0
-) -> ContextView:
-    """The ``task``-th held-out context and its ``query``-th query, seen by M and by the oracle."""
-    tests = held_out_tasks(config)
-    x, y, xq = (
-        tests.x[task : task + 1],
-        tests.y[task : task + 1],
-        tests.xq[task : task + 1, query : query + 1],
-    )
-    u, phase = tests.u[task], tests.phase[task]
-    pred_a, w_a = attention_predict(m, x, y, xq, config.attention)
-    pred_o, w_o = nw_sphere(x, y, xq, oracle_h)
-    if config.dim == 2:
-        coordinate = "angle"
-        grid_s = np.linspace(-np.pi, np.pi, 361)
-        points = np.stack([np.cos(grid_s), np.sin(grid_s)], axis=-1)  # (G, 2)
-        ctx_s = np.arctan2(x[0, :, 1], x[0, :, 0])
-        query_s = float(np.arctan2(xq[0, 0, 1], xq[0, 0, 0]))
-        grid_f = np.cos(config.lipschitz * points @ u + phase)
-    else:
-        coordinate = "projection"
-        grid_s = np.linspace(-1.0, 1.0, 201)
-        ctx_s = x[0] @ u
-        query_s = float(xq[0, 0] @ u)
-        grid_f = np.cos(config.lipschitz * grid_s + phase)
-    return ContextView(
-        coordinate=coordinate,
-        grid_s=grid_s,
-        grid_f=grid_f,
-        ctx_s=ctx_s,
-        ctx_y=y[0].copy(),
-        query_s=query_s,
-        query_f=float(tests.fq[task, query]),
-        pred_attention=float(pred_a[0, 0]),
-        pred_oracle=float(pred_o[0, 0]),
-        w_attention=w_a[0, 0].copy(),
-        w_oracle=w_o[0, 0].copy(),
-    )
-
-
-def plane_of(matrices: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Key-query matrices restricted to a plane that shows the window's shape around ``b``.
-
-    D = 2: the plane itself (the matrices unchanged, ``b`` as is). D > 2: the plane spanned by b
-    and the direction across b in which the *last* matrix's window is widest (so every snapshot
-    is drawn in the same plane, with b along the first axis).
-
-    Args:
-        matrices: (K, D, D) snapshots; b: (D,).
-
-    Returns:
-        (K, 2, 2) matrices Bᵀ M B and b in that basis (2,).
-    """
-    d = matrices.shape[-1]
-    if d == 2:
-        return matrices, b
-    q, _ = np.linalg.qr(np.column_stack([b, np.eye(d)]))  # (D, D): first column ±b, the rest across b
-    others = q[:, 1:d]  # (D, D - 1) orthonormal directions across b
-    _, vec = np.linalg.eigh(others.T @ matrices[-1] @ others)  # ascending: the widest window first
-    basis = np.stack([b, others @ vec[:, 0]], axis=1)  # (D, 2)
-    return np.einsum("di,kde,ej->kij", basis, matrices, basis), np.array([1.0, 0.0])

@@ -162,7 +162,7 @@ class MultiHeadAttention(nn.Module):
         heads = self.attn_dropout(weights) @ v  # (B, H, L, S) x (B, H, S, d_v) -> (B, H, L, d_v)
         B, H, L, _ = heads.shape
         # transpose makes the tensor non-contiguous; view needs contiguous memory (the post's pitfall,
-        # run for real in core.contiguity)
+        # run for real in core.lessons.multi_head)
         concat = heads.transpose(1, 2).contiguous().view(B, L, H * self.d_v)  # (B, L, H * d_v)
         output = self.w_out(concat)  # (B, L, H * d_v) -> (B, L, d_model)
         return MultiHeadTrace(q=q, k=k, v=v, weights=weights, heads=heads, concat=concat, output=output)

@@ -2,7 +2,7 @@
 
 The post (section 3.3): "Transformer computes in parallel and has no built-in notion of order;
 swap two positions and their attention scores do not change, so position information has to be
-added." ``core.permutation`` runs that experiment.
+added." ``core.lessons.multi_head`` runs that experiment.
 
 Sinusoidal encoding (Vaswani et al., 2017, section 3.5):
 

@@ -6,8 +6,9 @@ random walk; the input is the first T values and the target at position t is the
 t + 1. With the causal mask, position t sees only positions <= t, so predicting all T positions
 at once is honest. Without the mask, position t can also see position t + 1, which *is* its
 target: the training loss becomes excellent while honest prediction (from the past only) and
-step-by-step rollout (feeding predictions back) stay poor; ``core.training_evaluation`` measures
-that, and ``core.findings`` gathers and judges everything the page reports about a run.
+step-by-step rollout (feeding predictions back) stay poor; the training lesson
+(``core.lessons.training``) measures that, and gathers and judges everything the page reports
+about a run.
 
 A random walk's next step is unpredictable: the best possible guess for x[t+1] is x[t], so the
 **last-value baseline** is the floor an honest model can reach, not just a competitor. The
@@ -16,7 +17,7 @@ would give. The two baselines are the two extreme attention patterns, all weight
 position vs. spread evenly: kernel regression with bandwidth 0 vs. infinity.
 
 :func:`train` is a plain loop that knows nothing about the UI: the page passes ``on_epoch`` (to
-redraw charts) and ``should_stop`` (checked before every batch, to pause). A :class:`TrainResult`
+redraw charts) and ``should_stop`` (checked before every batch, to pause). A :class:`TrainingRun`
 keeps the model, the optimiser, the random generators and the position inside the current epoch,
 so ``train(config, resume=result)`` continues exactly where it stopped: a paused-and-resumed run
 gives the same numbers as one uninterrupted run.
@@ -43,12 +44,57 @@ from core.random_walks import (  # noqa: F401 (re-exported: the training API of 
     random_walk_dataset,
 )
 from core.threads import one_thread
-from core.training_evaluation import attention_snapshot, fixed_example, validation_loss
 from core.transformer import ToyTransformer, TransformerConfig
 
 #: At most this many bytes of attention snapshots per run (a classroom server holds one run per
 #: learner); beyond it only every k-th epoch is kept.
 SNAPSHOT_BUDGET_BYTES = 8 * 2**20
+
+
+# --------------------------------------------------------------------------------------------
+# What the loop records: the validation loss and the attention on one fixed window
+# --------------------------------------------------------------------------------------------
+
+
+def fixed_example(data: RandomWalkData) -> torch.Tensor:
+    """The validation window whose attention is recorded every epoch: (T + 1,)."""
+    return data.val[0]
+
+
+@torch.no_grad()
+def predict(model: ToyTransformer, inputs: torch.Tensor) -> torch.Tensor:
+    """Eval-mode predictions for (N, T') inputs: (N, T')."""
+    was_training = model.training
+    model.eval()
+    predictions, _ = model(inputs)
+    model.train(was_training)
+    return predictions
+
+
+@torch.no_grad()
+def validation_loss(model: ToyTransformer, windows: torch.Tensor) -> float:
+    """Teacher-forced next-step MSE on (N, T + 1) windows, in eval mode."""
+    predictions = predict(model, windows[:, :-1])  # (N, T)
+    return float(torch.mean((predictions - windows[:, 1:]) ** 2))
+
+
+@torch.no_grad()
+def validation_attention(model: ToyTransformer, windows: torch.Tensor) -> torch.Tensor:
+    """Eval-mode attention weights on (N, T + 1) windows: (n_layers, N, H, T, T)."""
+    was_training = model.training
+    model.eval()
+    _, weights = model(windows[:, :-1])
+    model.train(was_training)
+    return weights
+
+
+def attention_snapshot(model: ToyTransformer, window: torch.Tensor) -> np.ndarray:
+    """Attention weights of every layer and head on one (T + 1,) window: (n_layers, H, T, T) float16.
+
+    Half precision (3 significant digits, plenty for a heatmap) halves what a session keeps.
+    """
+    weights = validation_attention(model, window[None])  # (n_layers, 1, H, T, T)
+    return weights[:, 0].numpy().astype(np.float16)
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,7 +113,7 @@ class _EpochCursor:
 
 
 @dataclass
-class TrainResult:
+class TrainingRun:
     """A training run so far; pass it back to :func:`train` as ``resume`` to continue.
 
     Attributes:
@@ -165,7 +211,7 @@ def run_data(config: TransformerConfig) -> RandomWalkData:
     )
 
 
-def start_run(config: TransformerConfig) -> TrainResult:
+def start_run(config: TransformerConfig) -> TrainingRun:
     """A fresh, untrained run: data, model, optimiser, baselines and the epoch-0 evaluation.
 
     :func:`train` calls this itself; a page calls it first when it wants to hold the result
@@ -180,7 +226,7 @@ def start_run(config: TransformerConfig) -> TrainResult:
     data = run_data(config)
     model = ToyTransformer(config)
     model.train()
-    result = TrainResult(
+    result = TrainingRun(
         config=config,
         model=model,
         data=data,
@@ -259,12 +305,12 @@ def preview(config: TransformerConfig) -> Preview:
 
 def train(
     config: TransformerConfig,
-    on_epoch: Callable[[TrainResult], None] | None = None,
+    on_epoch: Callable[[TrainingRun], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-    resume: TrainResult | None = None,
+    resume: TrainingRun | None = None,
     *,
     until_epoch: int | None = None,
-) -> TrainResult:
+) -> TrainingRun:
     """Train (or keep training) the toy Transformer with Adam on next-step MSE.
 
     Args:
@@ -280,12 +326,12 @@ def train(
             page's "step one epoch" button uses ``result.epochs_done + 1``.
 
     Returns:
-        The :class:`TrainResult`.
+        The :class:`TrainingRun`.
 
     Raises:
         ValueError: if ``resume`` was made with a different config (other than ``epochs``).
     """
-    if resume is not None and (not isinstance(resume, TrainResult) or not resume.config.same_run_as(config)):
+    if resume is not None and (not isinstance(resume, TrainingRun) or not resume.config.same_run_as(config)):
         raise ValueError("resume must come from a run with the same config (only epochs may change)")
     with one_thread():
         result = start_run(config) if resume is None else resume
@@ -297,9 +343,9 @@ def train(
 
 
 def _run_epochs(
-    result: TrainResult,
+    result: TrainingRun,
     target: int,
-    on_epoch: Callable[[TrainResult], None] | None,
+    on_epoch: Callable[[TrainingRun], None] | None,
     should_stop: Callable[[], bool] | None,
 ) -> None:
     config = result.config

@@ -6,12 +6,19 @@ settings of ``deploy/streamlit-production.toml``; waits until every one answers 
 then runs HAProxy in the foreground with ``deploy/haproxy.cfg`` (cookie affinity, websockets, health
 checks) plus a generated file that lists the replicas, and prints the URL to share.
 
+The replicas share one store for the class answers (issue 26): a ``redis-server`` on a free loopback
+port, started first and named to each replica as ``REDIS_URL`` (``store.open_store``). It keeps
+nothing on disk; if it exits it is started again on the same port, empty, and the app's pages put
+back what they know. With ``$REDIS_URL`` already set, that Redis is used and none is started;
+``--no-redis`` leaves each replica its own in-memory store (classes then do not span replicas).
+
 A replica that exits is started again after ``--restart-delay`` seconds (HAProxy's health checks
 take it out meanwhile and put it back once it answers). Ctrl+C, SIGTERM or SIGHUP stop HAProxy and
 every replica (each runs in its own process group, which is signalled as a whole); if this process
 is killed outright, the kernel sends SIGTERM to its children (PR_SET_PDEATHSIG, Linux).
 
     python deploy/serve.py [--replicas K] [--port 8080] [--host 0.0.0.0] [--base-port 8600]
+                           [--redis-port N] [--no-redis]
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ PRODUCTION_TOML = ROOT / "deploy" / "streamlit-production.toml"
 HEALTH = "/_stcore/health"
 #: Where HAProxy is looked for after $HAPROXY_PATH and $PATH (Debian puts it in /usr/sbin).
 HAPROXY_PLACES = ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+#: Where redis-server is looked for after $REDIS_SERVER_PATH and $PATH (Debian: /usr/bin).
+REDIS_PLACES = ("/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server")
 #: Seconds a process gets to exit after SIGTERM before it is killed.
 STOP_GRACE_S = 10.0
 
@@ -58,6 +67,31 @@ def find_haproxy() -> str | None:
     if found:
         return found
     return next((p for p in HAPROXY_PLACES if Path(p).is_file()), None)
+
+
+def find_redis_server() -> str | None:
+    """The redis-server executable: $REDIS_SERVER_PATH, then $PATH, then the usual places."""
+    candidate = os.environ.get("REDIS_SERVER_PATH")
+    if candidate and Path(candidate).is_file():
+        return candidate
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    return next((p for p in REDIS_PLACES if Path(p).is_file()), None)
+
+
+def redis_command(executable: str, port: int, directory: Path) -> list[str]:
+    """redis-server on 127.0.0.1:``port``, in the foreground, keeping nothing on disk.
+
+    The classes' answers live in memory only (``--save ''``, no append-only file): a restarted
+    Redis starts empty, and the app's pages put back what they know (the teacher's page restores
+    the class, students' pages send their answers again; ``ui.class_answers``).
+    """
+    return [
+        executable, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
+        "--save", "", "--appendonly", "no", "--dir", str(directory), "--daemonize", "no",
+        "--loglevel", "warning",
+    ]  # fmt: skip
 
 
 def _flag_value(value: object) -> str:
@@ -140,6 +174,12 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def _free_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is no obstacle
@@ -188,10 +228,15 @@ class Replica:
         say(f"{self.name}: {self.url} pid {self.proc.pid} log {self.log_path}")
 
 
-def make_replicas(count: int, base_port: int, log_dir: Path, script: Path = APP) -> list[Replica]:
-    """``count`` replicas of ``script`` (the app; tests pass another) with the production flags."""
+def make_replicas(
+    count: int, base_port: int, log_dir: Path, script: Path = APP, extra_env: dict[str, str] | None = None
+) -> list[Replica]:
+    """``count`` replicas of ``script`` (the app; tests pass another) with the production flags.
+
+    ``extra_env`` is added to their environment (``REDIS_URL``: the class answers' shared store).
+    """
     flags = production_flags()
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     # One secret for all replicas, so that signed cookies stay valid on whichever replica a browser
     # lands on (passed in the environment, not on the command line where `ps` shows it).
     env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
@@ -223,6 +268,45 @@ def wait_healthy(replicas: list[Replica], timeout_s: float) -> None:
         time.sleep(0.3)
 
 
+def redis_answers(port: int, timeout: float = 1.0) -> bool:
+    """Whether a Redis on 127.0.0.1:``port`` answers PING (a bare RESP exchange: no client needed)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@dataclass
+class RedisProcess:
+    """The redis-server of ``make serve``: the replicas' shared store of class answers."""
+
+    executable: str
+    port: int
+    directory: Path
+    proc: subprocess.Popen | None = None
+    restart_at: float | None = None
+    history: list[subprocess.Popen] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout_s: float = 20.0) -> None:
+        with (self.directory / "redis.log").open("a") as log:
+            self.proc = _spawn(redis_command(self.executable, self.port, self.directory), log)
+        self.history.append(self.proc)
+        self.restart_at = None
+        say(f"redis: {self.url} pid {self.proc.pid} log {self.directory / 'redis.log'}")
+        deadline = time.monotonic() + timeout_s
+        while not redis_answers(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                tail = (self.directory / "redis.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"redis-server did not answer on port {self.port}:\n{tail}")
+            time.sleep(0.1)
+
+
 def wait_listening(proc: subprocess.Popen, host: str, port: int, timeout_s: float = 15.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -245,7 +329,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--log-dir", type=Path, help="replica logs and the servers file (a temp dir)")
     parser.add_argument("--start-timeout", type=float, default=180.0, help="seconds for replicas to start")
     parser.add_argument("--restart-delay", type=float, default=5.0, help="seconds before a restart")
-    parser.add_argument("--no-restart", action="store_true", help="leave a replica that exits down")
+    parser.add_argument(
+        "--no-restart", action="store_true", help="leave a replica (or Redis) that exits down"
+    )
+    parser.add_argument("--redis-port", type=int, default=0, help="the class store's port (0: a free one)")
+    parser.add_argument(
+        "--no-redis", action="store_true", help="no shared store: each replica keeps its classes in memory"
+    )
     args = parser.parse_args(argv)
     if args.replicas < 1:
         parser.error("--replicas must be at least 1")
@@ -258,10 +348,21 @@ def main(argv: list[str] | None = None) -> int:
     if haproxy is None:
         say("HAProxy not found: install it (`apt-get install haproxy`) or set HAPROXY_PATH.")
         return 2
+    external = os.environ.get("REDIS_URL", "").strip()
+    redis_exe = None
+    if not args.no_redis and not external:
+        redis_exe = find_redis_server()
+        if redis_exe is None:
+            say(
+                "redis-server not found: install it (`apt-get install redis-server`), set "
+                "REDIS_SERVER_PATH or REDIS_URL, or pass --no-redis (classes then stay on one replica)."
+            )
+            return 2
     ports = [args.base_port + i for i in range(1, args.replicas + 1)]
-    taken = [p for p in [*ports, args.port] if not port_free(p)]
+    redis_port = args.redis_port or (_free_loopback_port() if redis_exe else 0)
+    taken = [p for p in [*ports, args.port, *([redis_port] if redis_exe else [])] if not port_free(p)]
     if taken:
-        say(f"port(s) in use: {', '.join(map(str, taken))} (choose --port / --base-port)")
+        say(f"port(s) in use: {', '.join(map(str, taken))} (choose --port / --base-port / --redis-port)")
         return 2
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="attention-serve-"))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -274,10 +375,20 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
 
-    replicas = make_replicas(args.replicas, args.base_port, log_dir)
+    redis = RedisProcess(redis_exe, redis_port, log_dir) if redis_exe else None
+    store_env = {"REDIS_URL": redis.url} if redis else {}
+    if args.no_redis:
+        store_env = {"REDIS_URL": ""}
+    replicas = make_replicas(args.replicas, args.base_port, log_dir, extra_env=store_env)
     proxy: subprocess.Popen | None = None
     code = 0
     try:
+        if redis is not None:
+            redis.start()
+        elif external:
+            say("class answers: the Redis of $REDIS_URL")
+        elif args.replicas > 1:
+            say("--no-redis: each replica keeps its own classes (a class spans one replica only)")
         say(f"starting {args.replicas} replica(s) of the app (logs in {log_dir})")
         for r in replicas:
             r.start()
@@ -297,6 +408,14 @@ def main(argv: list[str] | None = None) -> int:
                 code = proxy.returncode or 1
                 break
             now = time.monotonic()
+            if redis is not None and redis.proc is not None and redis.proc.poll() is not None:
+                if args.no_restart:
+                    pass
+                elif redis.restart_at is None:
+                    redis.restart_at = now + args.restart_delay
+                    say(f"redis exited with {redis.proc.returncode}; restarting in {args.restart_delay:g} s")
+                elif now >= redis.restart_at:
+                    redis.start()
             for r in replicas:
                 assert r.proc is not None
                 if r.proc.poll() is None:
@@ -320,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         if proxy is not None:
             stop_processes([proxy])
         stop_processes([p for r in replicas for p in r.history])
+        if redis is not None:
+            stop_processes(redis.history)  # last: the replicas may write to it until they stop
         say("stopped")
     return code
 

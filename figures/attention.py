@@ -16,22 +16,39 @@ import plotly.graph_objects as go
 from figures.common import (
     BASE_FONT_SIZE,
     COLORBAR_MARGIN,
+    DARK_GREY,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
+    NARROW_CELL_FONT_SIZE,
+    NARROW_COLORBAR_MARGIN,
+    NARROW_FONT_SIZE,
+    NARROW_LEGEND_ROW,
+    NARROW_MARGIN_LEFT,
+    NARROW_WIDTH,
+    NARROW_X_AXIS,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
+    cells_hold,
     grid_layout,
     heatmap,
     log_axis,
     position_labels,
     position_ticks,
+    stacked_layout,
+    stacked_size,
     weight_axis,
+    with_alpha,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
 MAX_ANNOTATED = 12
+#: Width (px) of a narrow heatmap's plot area: the chart less its axis labels and colour bar.
+NARROW_PLOT_WIDTH = NARROW_WIDTH - NARROW_MARGIN_LEFT - NARROW_COLORBAR_MARGIN
 
 
 def _cell_text(z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None) -> list[list[str]]:
@@ -65,10 +82,36 @@ def _line(i: int, dashed: bool) -> dict:
     return {"color": PALETTE[i % len(PALETTE)], "width": 3, "dash": "dash" if dashed else None}
 
 
-def _annotate(fig: go.Figure, z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None) -> None:
+def _cell_numbers(
+    z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None, *, narrow: bool = False
+) -> dict:
+    """A heatmap trace's properties that write each cell's value in it, or {} when they would not
+    fit: more than :data:`MAX_ANNOTATED` rows or columns, or (``narrow``) a cell too small for its
+    text on a phone.
+    """
     z = np.asarray(z, dtype=float)
-    if z.shape[0] <= MAX_ANNOTATED and z.shape[1] <= MAX_ANNOTATED:
-        fig.data[0].update(text=_cell_text(z, fmt, special), texttemplate="%{text}", textfont={"size": 12})
+    if z.ndim != 2 or z.shape[0] > MAX_ANNOTATED or z.shape[1] > MAX_ANNOTATED:
+        return {}
+    text = _cell_text(z, fmt, special)
+    if narrow and not cells_hold(text, NARROW_PLOT_WIDTH / max(z.shape[1], 1)):
+        return {}
+    size = NARROW_CELL_FONT_SIZE if narrow else 12
+    return {"text": text, "texttemplate": "%{text}", "textfont": {"size": size}}
+
+
+def _annotate(
+    fig: go.Figure, z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None, *, narrow: bool = False
+) -> None:
+    numbers = _cell_numbers(z, fmt, special, narrow=narrow)
+    if numbers:
+        fig.data[0].update(numbers)
+
+
+def _bar_beside(layout: dict, suffix: str, thickness: int = 12) -> dict:
+    """A colour bar just right of the panel whose axes end in ``suffix``, as tall as the panel."""
+    x1, (y0, y1) = layout[f"xaxis{suffix}"]["domain"][1], layout[f"yaxis{suffix}"]["domain"]
+    return {"x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2, "yanchor": "middle", "len": y1 - y0,
+            "thickness": thickness}  # fmt: skip
 
 
 def score_heatmap(
@@ -81,8 +124,10 @@ def score_heatmap(
     y_title: str,
     neg_inf_text: str = "−∞",
     height: int = 430,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Signed scores (L, S), centred at 0. -inf cells (masked) are drawn blank and labelled.
+    """Signed scores (L, S), centred at 0. -inf cells (masked) are drawn blank and labelled (while
+    the numbers fit their cells: on a phone, ``narrow``, only in larger cells).
 
     Args:
         z: (L, S) scores; -inf marks a masked position.
@@ -103,7 +148,7 @@ def score_heatmap(
         zmax=bound,
         height=height,
     )
-    _annotate(fig, z, ".2f", {"-inf": neg_inf_text})
+    _annotate(fig, z, ".2f", {"-inf": neg_inf_text}, narrow=narrow)
     return fig
 
 
@@ -118,8 +163,10 @@ def weights_heatmap(
     nan_text: str = "NaN",
     height: int = 430,
     annotate: bool = True,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Attention / kernel weights (L, S) on [0, 1]; NaN cells (undefined rows) blank and labelled."""
+    """Attention / kernel weights (L, S) on [0, 1]; NaN cells (undefined rows) blank and labelled;
+    values written in cells that hold them (``narrow``: a phone's)."""
     w = np.asarray(w, dtype=float)
     fig = heatmap(
         w,
@@ -134,14 +181,22 @@ def weights_heatmap(
         height=height,
     )
     if annotate:
-        _annotate(fig, w, ".2f", {"nan": nan_text})
+        _annotate(fig, w, ".2f", {"nan": nan_text}, narrow=narrow)
     return fig
 
 
 def output_heatmap(
-    out: np.ndarray, *, y_labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 430
+    out: np.ndarray,
+    *,
+    y_labels: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 430,
+    narrow: bool = False,
 ) -> go.Figure:
-    """The output (L, Dv): one row per query, one column per value dimension."""
+    """The output (L, Dv): one row per query, one column per value dimension (values written in
+    cells that hold them: ``narrow``, a phone's)."""
     out = np.asarray(out, dtype=float)
     finite = out[np.isfinite(out)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
@@ -157,29 +212,7 @@ def output_heatmap(
         zmax=bound,
         height=height,
     )
-    _annotate(fig, out, ".2f", {"nan": "NaN"})
-    return fig
-
-
-def mask_heatmap(
-    mask: np.ndarray, *, labels: Sequence[str], title: str, x_title: str, y_title: str, height: int = 380
-) -> go.Figure:
-    """A boolean mask (L, S): dark = may attend, white = masked."""
-    m = np.asarray(mask, dtype=float)
-    fig = heatmap(
-        m,
-        x=list(labels),
-        y=list(labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale="Greys",
-        zmin=0,
-        zmax=1.4,
-        height=height,
-        hover_template=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z}}<extra></extra>",
-    )
-    fig.update_traces(showscale=False)
+    _annotate(fig, out, ".2f", {"nan": "NaN"}, narrow=narrow)
     return fig
 
 
@@ -259,12 +292,12 @@ def vline_marks(
         # a shape takes data coordinates; an annotation on a log axis takes log10 units; both are
         # named, so a live slider's drawing can move them (ui.live_slider)
         name = f"current_{suffix}" if suffix else "current"
-        shapes.append(_rule("x", x, {"color": "#555", "dash": "dot"}, suffix) | {"name": name})
+        shapes.append(_rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix) | {"name": name})
         notes.append(
             {"name": name, "x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
              "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
-             "xshift": 3, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)",
-             "font": {"size": 13, "color": "#555"}}
+             "xshift": 3, "yanchor": "top", "bgcolor": with_alpha(WHITE, 0.8),
+             "font": {"size": 13, "color": MID_GREY}}
         )  # fmt: skip
     return shapes, notes
 
@@ -303,9 +336,10 @@ def line_panels(
     log_x: bool = False,
     cols: int = 2,
     panel_height: int = 330,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Several :func:`line_figure`-like panels over one shared x in one figure (a grid, row-major),
-    each with its own y axis and its own legend under it.
+    """Several :func:`line_figure`-like panels over one shared x in one figure (a grid, row-major;
+    one panel per row when ``narrow``: a phone), each with its own y axis and its own legend under it.
 
     One chart instead of one per panel: a step of a control that feeds them all redraws one chart
     in the browser. Mark a value of x on every panel with :func:`vline_marks` (``axes`` from
@@ -317,9 +351,18 @@ def line_panels(
     """
     rows = -(-len(panels) // cols)
     gap_px, top, bottom = 185, 40, 170  # under each panel: its x ticks, x title and legend
-    area = rows * panel_height + (rows - 1) * gap_px  # the plot area's height in pixels
-    layout, axes = grid_layout(rows, cols, titles=[p.title for p in panels], horizontal_spacing=0.1,
-                               vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
+    legend_gap, legend_font = 62, BASE_FONT_SIZE
+    if narrow:  # one panel per row, each with room under it for its x axis and its legend's rows
+        legend_gap, legend_font = NARROW_X_AXIS, NARROW_FONT_SIZE
+        bottom = NARROW_X_AXIS + max(len(p.series) for p in panels) * NARROW_LEGEND_ROW + 8
+        layout, axes, area, top = stacked_layout(
+            len(panels), titles=[p.title for p in panels], panel_height=220, below=bottom,
+            margin_left=NARROW_MARGIN_LEFT,
+        )  # fmt: skip
+    else:
+        area = rows * panel_height + (rows - 1) * gap_px  # the plot area's height in pixels
+        layout, axes = grid_layout(rows, cols, titles=[p.title for p in panels], horizontal_spacing=0.1,
+                                   vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
     xs = np.asarray(x, dtype=float)
     xaxis: dict = {"title": {"text": x_title}, **(log_axis(xs) if log_x else {})}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
@@ -349,11 +392,14 @@ def line_panels(
             "xanchor": "left",
             "x": x0,
             "yanchor": "top",
-            "y": y0 - 62 / area,
+            "y": y0 - legend_gap / area,
             "xref": "paper",
             "yref": "paper",
-            "font": {"size": BASE_FONT_SIZE},
+            "font": {"size": legend_font},
         }  # fmt: skip (one size for all: Streamlit's theme styles only the first)
+    if narrow:
+        layout |= {"shapes": shapes, **stacked_size(top, area, bottom=bottom)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {"shapes": shapes, "height": area + top + bottom,
                "margin": {"l": MARGIN_LEFT, "r": 20, "t": top, "b": bottom}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
@@ -375,8 +421,10 @@ def pipeline_heatmaps(
     neg_inf_text: str = "−∞",
     nan_text: str = "NaN",
     panel_height: int = 360,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Steps of the attention pipeline as heatmaps in one figure (a grid, row-major).
+    """Steps of the attention pipeline as heatmaps in one figure (a grid, row-major; one panel per
+    row when ``narrow``: a phone, with cell values only where they fit).
 
     Each panel is (title, (L, S) matrix, kind): kind "scores" is drawn on a signed scale centred at
     0 with its own range (-inf cells, the masked ones, blank and labelled ``neg_inf_text``); kind
@@ -386,9 +434,16 @@ def pipeline_heatmaps(
     """
     rows = -(-len(panels) // cols)
     gap_px, top, bottom = 100, 40, MARGIN_BOTTOM  # between rows: x ticks and title, the next panel's title
-    area = rows * panel_height + (rows - 1) * gap_px
-    layout, axes = grid_layout(rows, cols, titles=[p[0] for p in panels], horizontal_spacing=0.16,
-                               vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
+    if narrow:
+        cols, bottom = 1, NARROW_X_AXIS
+        layout, axes, area, top = stacked_layout(
+            len(panels), titles=[p[0] for p in panels], panel_height=200, below=NARROW_X_AXIS,
+            margin_left=NARROW_MARGIN_LEFT,
+        )  # fmt: skip
+    else:
+        area = rows * panel_height + (rows - 1) * gap_px
+        layout, axes = grid_layout(rows, cols, titles=[p[0] for p in panels], horizontal_spacing=0.16,
+                                   vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
     data = []
     for k, ((_, z, kind), suffix) in enumerate(zip(panels, axes, strict=False)):
         z = np.asarray(z, dtype=float)
@@ -402,27 +457,21 @@ def pipeline_heatmaps(
             shown = z
             scale = {"colorscale": WEIGHT_COLORSCALE, "zmin": 0.0, "zmax": 1.0}
             special = {"nan": nan_text}
-        x1, (y0, y1) = layout[f"xaxis{suffix}"]["domain"][1], layout[f"yaxis{suffix}"]["domain"]
         trace = {
             "type": "heatmap", "z": shown, "x": list(x_labels), "y": list(y_labels), **scale,
             "meta": f"panel{k}",  # found by the live slider's drawing (ui.live_slider)
-            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-            "colorbar": {"x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2, "yanchor": "middle",
-                         "len": y1 - y0, "thickness": 12},
+            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorbar": _bar_beside(layout, suffix),
             "hovertemplate": f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
         }  # fmt: skip
-        if z.shape[0] <= MAX_ANNOTATED and z.shape[1] <= MAX_ANNOTATED:
-            trace |= {
-                "text": _cell_text(z, ".2f", special),
-                "texttemplate": "%{text}",
-                "textfont": {"size": 12},
-            }
-        data.append(trace)
+        data.append(trace | _cell_numbers(z, ".2f", special, narrow=narrow))
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
             "title": {"text": y_title if k % cols == 0 else ""},
         }
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    if narrow:
+        layout |= stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)
+        return go.Figure({"data": data, "layout": layout})
     layout |= {"height": area + top + bottom, "margin": {"l": MARGIN_LEFT, "r": 80, "t": top, "b": bottom}}
     return go.Figure({"data": data, "layout": layout})
 
@@ -437,11 +486,24 @@ def heatmap_row(
     title: str | None = None,
     signed_last: bool = False,
     height: int = 420,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference."""
+    """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference.
+    One per row when ``narrow`` (a phone), each colour bar beside its panel."""
     n = len(panels)
     # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    layout, axes = grid_layout(1, n, titles=[p[0] for p in panels], horizontal_spacing=0.08, title_size=16)
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            n,
+            titles=[p[0] for p in panels],
+            panel_height=200,
+            below=NARROW_X_AXIS,
+            margin_left=NARROW_MARGIN_LEFT,
+        )
+    else:
+        layout, axes = grid_layout(
+            1, n, titles=[p[0] for p in panels], horizontal_spacing=0.08, title_size=16
+        )
     data = []
     for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
         z = np.asarray(z, dtype=float)
@@ -460,10 +522,18 @@ def heatmap_row(
         if y_labels is not None:
             trace["y"] = list(y_labels)
         if signed or i == n - 1:
-            trace["colorbar"] = {"x": 1.02, "len": 0.9, "thickness": 14}
+            trace["colorbar"] = (
+                _bar_beside(layout, suffix) if narrow else {"x": 1.02, "len": 0.9, "thickness": 14}
+            )
         data.append(trace)
-        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "title": {"text": y_title if i == 0 else ""}}
+        layout[f"yaxis{suffix}"] |= {
+            "autorange": "reversed",
+            "title": {"text": y_title if i == 0 or narrow else ""},
+        }
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    if narrow:
+        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {"title": {"text": title}, "height": height,
                "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
                           "b": MARGIN_BOTTOM}}  # fmt: skip
@@ -481,8 +551,10 @@ def qkv_heatmaps(
     y_title: str,
     title: str | None = None,
     height: int = 420,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Q (L, D), K (S, D) and V (S, Dv) side by side: one row per token, one column per dimension.
+    """Q (L, D), K (S, D) and V (S, Dv) side by side (one per row when ``narrow``: a phone): one
+    row per token, one column per dimension.
 
     One signed colour scale for all three (centred at 0), so entries compare across panels.
     ``x_titles`` = (title of the D axis of Q and K, title of the Dv axis of V).
@@ -491,9 +563,15 @@ def qkv_heatmaps(
     bound = max(float(np.abs(m).max()) if m.size else 0.0 for m in mats) or 1.0
     d, dv = mats[0].shape[1], mats[2].shape[1]
     widths = [d, d, max(dv, d / 4)]
-    layout, axes = grid_layout(
-        1, 3, titles=titles, horizontal_spacing=0.06, title_size=16, column_widths=widths
-    )  # one pass from plain dicts
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            3, titles=titles, panel_height=max(120, min(220, 18 * mats[0].shape[0])), below=NARROW_X_AXIS,
+            margin_left=NARROW_MARGIN_LEFT,
+        )  # fmt: skip
+    else:
+        layout, axes = grid_layout(
+            1, 3, titles=titles, horizontal_spacing=0.06, title_size=16, column_widths=widths
+        )  # one pass from plain dicts
     data = []
     for i, (m, suffix) in enumerate(zip(mats, axes, strict=True)):
         data.append(
@@ -501,9 +579,11 @@ def qkv_heatmaps(
              "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "coloraxis": "coloraxis",
              "hovertemplate": "%{y}, %{x}<br>%{z:.3g}<extra></extra>"}
         )  # fmt: skip
-        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0,
-                                     "title": {"text": y_title if i == 0 else ""}}  # fmt: skip
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or narrow,
+                                     "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_titles[0] if i < 2 else x_titles[1]}}
+    if narrow:
+        layout |= stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)
     layout |= {
         "coloraxis": {
             "colorscale": SIGNED_COLORSCALE,
@@ -512,9 +592,12 @@ def qkv_heatmaps(
             "colorbar": {"thickness": 14},
         },
         "title": {"text": title},
-        "height": height,
-        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
     }
+    if not narrow:
+        layout |= {
+            "height": height,
+            "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
+        }
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -557,7 +640,7 @@ def weight_distribution(
     )
     fig.add_vline(
         x=x0,
-        line={"color": "#333", "dash": "dot"},
+        line={"color": DARK_GREY, "dash": "dot"},
         name="x_query",
         annotation_text=name_query,
         annotation={"name": "x_query"},
@@ -577,9 +660,12 @@ def nw_matrix(
     x_title: str,
     y_title: str,
     height: int = 460,
+    narrow: bool = False,
 ) -> go.Figure:
-    """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples."""
+    """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples
+    (ticks at round positions, fewer when ``narrow``: a phone)."""
     xs, ys = position_labels(x_train), position_labels(x_query)
+    count = 5 if narrow else 10
     fig = heatmap(
         np.asarray(w, dtype=float),
         x=xs,
@@ -590,8 +676,8 @@ def nw_matrix(
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         height=height,
-        x_axis=position_ticks(x_train, xs),
-        y_axis=position_ticks(x_query, ys),
+        x_axis=position_ticks(x_train, xs, count),
+        y_axis=position_ticks(x_query, ys, count),
     )
     fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
     return fig
@@ -608,10 +694,18 @@ def side_by_side(
     y_title: str,
     title: str | None = None,
     height: int = 440,
+    narrow: bool = False,
 ) -> go.Figure:
-    """The post's third figure: the NW weight matrix and the attention weight matrix, side by side."""
+    """The post's third figure: the NW weight matrix and the attention weight matrix, side by side
+    (one above the other when ``narrow``: a phone)."""
     zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
-    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
+    count = 5 if narrow else 7
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            2, titles=titles, panel_height=220, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+    else:
+        layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
     xs, ys = position_labels(x_train), position_labels(x_query)
     data = []
     for i, (w, suffix, meta) in enumerate(zip((w_nw, w_att), axes, ("nw", "att"), strict=True)):
@@ -621,12 +715,17 @@ def side_by_side(
              "zmax": zmax, "showscale": i == 1,
              "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
         )  # fmt: skip
+        if narrow:
+            data[-1]["colorbar"] = _bar_beside(layout, suffix)
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
-            **position_ticks(x_query, ys, 7),
-            "title": {"text": y_title if i == 0 else ""},
+            **position_ticks(x_query, ys, count),
+            "title": {"text": y_title if i == 0 or narrow else ""},
         }
-        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, 7), "title": {"text": x_title}}
+        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, count), "title": {"text": x_title}}
+    if narrow:
+        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {
         "title": {"text": title},
         "height": height,
@@ -654,7 +753,7 @@ def fit_figure(
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=x, y=y, mode="markers", name=samples_name, marker={"color": "#999", "size": 5, "opacity": 0.6}
+            x=x, y=y, mode="markers", name=samples_name, marker={"color": GREY, "size": 5, "opacity": 0.6}
         )
     )
     for i, (name, c) in enumerate(curves.items()):
@@ -723,7 +822,7 @@ def normaliser_rows(
         )
     fig.add_vline(
         x=x0,
-        line={"color": "#333", "dash": "dot"},
+        line={"color": DARK_GREY, "dash": "dot"},
         annotation_text=query_name,
         annotation_position="bottom right",
     )

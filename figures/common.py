@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,51 @@ WEIGHT_COLORSCALE = "YlOrRd"
 SIGNED_COLORSCALE = "RdBu_r"
 #: Categorical colours, colour-blind safe (Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+#: Neutral colours: with PALETTE, the two scales above and LEVEL_COLORS, the only colours the app
+#: draws with. A figure (or the handout's style sheet) names one of these; ``tests/test_layers.py``
+#: refuses a colour written anywhere else. A new colour is added here, with what it is for.
+BLACK = PALETTE[7]  # reference curves: the truth, the best possible, the last-value baseline
+DARK_GREY = "#333333"  # text on white, the query's marker line
+MID_GREY = "#555555"  # annotations and dotted guides
+GREY = "#7F7F7F"  # raw data points, the mean baseline, the true function
+LIGHT_GREY = "#DDDDDD"  # shaded bands and rules
+PANEL = "#F2F2F2"  # table headers, code blocks
+WHITE = "#FFFFFF"
+GRID = "#EBF0F8"  # plotly_white's grid, for a figure that draws its own axes
+#: Fills of the diagnostics table's levels: light tints of green, amber and red.
+LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
+
+
+def with_alpha(color: str, alpha: float) -> str:
+    """A ``#rrggbb`` colour of the palette made see-through: ``rgba(r,g,b,alpha)``, alpha in [0, 1].
+
+    Raises:
+        ValueError: if ``color`` is not ``#rrggbb`` or alpha is outside [0, 1].
+    """
+    if len(color) != 7 or color[0] != "#" or not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"expected #rrggbb and an alpha in [0, 1], got {color!r}, {alpha!r}")
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:.3g})"
+
+
+#: Plotly config for every chart, on the page and in the handout: no logo, and the download button
+#: saves a big PNG for slides.
+FIGURE_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+    # The toolbar keeps the buttons that matter (download PNG, reset axes; Streamlit adds full
+    # screen): each button is a Tab stop, and eight per chart buried a page's controls (issue 24).
+    # Dragging still zooms (Plotly's default drag mode); a double click resets.
+    "modeBarButtonsToRemove": [
+        "zoom2d",
+        "pan2d",
+        "select2d",
+        "lasso2d",
+        "zoomIn2d",
+        "zoomOut2d",
+        "autoScale2d",
+    ],
+}
 
 BASE_FONT_SIZE = 15
 #: House margins (px) roomy enough for the tick labels and axis titles at the house font size, and
@@ -24,6 +70,8 @@ BASE_FONT_SIZE = 15
 #: seldom has to (``tests/e2e/test_margins.py``).
 MARGIN_LEFT = 85
 MARGIN_BOTTOM = 75
+#: Right margin of a figure without a colour bar.
+MARGIN_RIGHT = 20
 COLORBAR_MARGIN = 120
 #: Left margin for token labels on a y axis (multi-head's maps).
 TOKEN_MARGIN = 115
@@ -74,6 +122,270 @@ def _register_house_template() -> None:
 
 
 _register_house_template()
+
+
+# --- Text measured in columns: a Latin character is one, a CJK character two ------------------
+
+#: Chinese punctuation that must not start a line (it stays with the character before it).
+_NO_LINE_START = set("，。、；：！？）》」』”’%")
+#: The advance of one column in em, erring wide (the app's Source Sans averages ~0.5 em).
+COLUMN_EM = 0.55
+#: A line of text is this many times its font size tall.
+LINE_HEIGHT = 1.3
+
+
+def text_columns(text: str) -> int:
+    """Columns ``text`` takes: 2 for a wide (CJK) character, 1 for any other."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _tokens(paragraph: str) -> list[str]:
+    """Unbreakable pieces: a run of Latin letters/digits/symbols ("0.21", "h=0.3"), one CJK
+    character (with any closing punctuation after it), or a space."""
+    tokens: list[str] = []
+    for ch in paragraph:
+        wide = text_columns(ch) == 2
+        if ch == " ":
+            tokens.append(" ")
+        elif ch in _NO_LINE_START and tokens and tokens[-1] != " ":
+            tokens[-1] += ch
+        elif wide or not tokens or tokens[-1] == " " or text_columns(tokens[-1][-1]) == 2:
+            tokens.append(ch)
+        else:
+            tokens[-1] += ch
+    return tokens
+
+
+def wrap_lines(text: str, width: int) -> list[str]:
+    """Break ``text`` into lines of at most ``width`` columns (CJK characters count double).
+
+    Plotly breaks text only at ``<br>`` (kept as line breaks). Lines break at spaces and between
+    Chinese characters, never inside a number or a word ("0.21" stays whole), and never before
+    closing punctuation; only a single word longer than a line is cut.
+    """
+    lines: list[str] = []
+    for paragraph in text.split("<br>"):
+        line = ""
+        for token in _tokens(paragraph):
+            if text_columns(line + token) <= width:
+                line += token if (line or token != " ") else ""
+                continue
+            if token == " ":
+                continue  # the break itself
+            if line.strip():
+                lines.append(line.rstrip())
+            line = ""
+            while text_columns(token) > width:  # a word longer than a line: cut it
+                cut = next(i for i in range(len(token), 0, -1) if text_columns(token[:i]) <= width)
+                lines.append(token[:cut])
+                token = token[cut:]
+            line = token
+        lines.append(line.rstrip())
+    return lines
+
+
+def text_px(text: str, font_px: float) -> float:
+    """An upper estimate of the width (px) of one line of ``text`` at ``font_px``."""
+    return text_columns(text) * COLUMN_EM * font_px
+
+
+def wrap_px(text: str, width_px: float, font_px: float) -> str:
+    """``text`` with ``<br>`` between lines that fit ``width_px`` at ``font_px`` (:func:`wrap_lines`)."""
+    return "<br>".join(wrap_lines(text, max(4, int(width_px / (COLUMN_EM * font_px)))))
+
+
+def block_px(text: str, font_px: float) -> float:
+    """The height (px) of ``text`` drawn at ``font_px``, one line per ``<br>``."""
+    return (text.count("<br>") + 1) * LINE_HEIGHT * font_px
+
+
+# --- Phones: figures laid out for a narrow viewport (``narrow=True``) ---------------------------
+
+#: Below this viewport width (px) the app lays its figures out for a phone (``ui.viewport``);
+#: Streamlit stacks ``st.columns`` below the same width.
+NARROW_MAX_WIDTH = 640
+#: The chart width (px) a narrow figure is laid out for: on a 390 px phone a chart is 358 px wide,
+#: 324 px in a folded section (on a 360 px phone: 328 px, 294 px in a fold).
+NARROW_WIDTH = 320
+#: Type of a narrow figure: the house's 15 px is sized for the back row of a classroom.
+NARROW_FONT_SIZE = 12
+NARROW_TITLE_SIZE = 16
+NARROW_PANEL_TITLE_SIZE = 13
+#: Numbers written in heatmap cells on a phone.
+NARROW_CELL_FONT_SIZE = 10
+#: Narrow margins (px): numeric tick labels and an axis title on the left; token labels; a colour
+#: bar with its tick labels and title on the right; x tick labels and title under a plot.
+NARROW_MARGIN_LEFT = 76
+NARROW_TOKEN_MARGIN = 108
+NARROW_MARGIN_RIGHT = 14
+NARROW_COLORBAR_MARGIN = 78
+NARROW_X_AXIS = 68
+#: Height (px) of one row of a legend at :data:`NARROW_FONT_SIZE`.
+NARROW_LEGEND_ROW = 21
+
+
+def stacked_layout(
+    count: int,
+    *,
+    titles: Sequence[str] = (),
+    panel_height: int,
+    below: int,
+    margin_left: int,
+    title_size: int = NARROW_PANEL_TITLE_SIZE,
+) -> tuple[dict, list[str], int, int]:
+    """``count`` panels one per row, for a narrow figure: the phone's version of :func:`grid_layout`.
+
+    Each panel is ``panel_height`` px tall with ``below`` px under it (its x tick labels and title,
+    a legend of its own); its title, wrapped to the chart's width, sits above it at the chart's left
+    edge (as the figure's title does) with room of its own, so no text of one panel reaches another.
+
+    Returns:
+        (layout, axes, area, top): ``layout`` and ``axes`` as :func:`grid_layout`'s (panel k's axes
+        have the same suffix in both), ``area`` the height (px) of the plot area to give the figure
+        (``height = top + area + bottom margin``), ``top`` the top margin its first title needs.
+    """
+    wrapped = [wrap_px(t, NARROW_WIDTH - 16, title_size) for t in titles]
+    lift = 6  # a title clear of its panel's top tick label, which reaches half a line above the panel
+    title_px = [int(block_px(t, title_size)) + lift + 4 if t else 0 for t in wrapped] + [0] * count
+    area = count * panel_height + (count - 1) * below + sum(title_px[1:count])
+    layout: dict = {"annotations": []}
+    axes, cursor = [], 0
+    for k in range(count):
+        suffix = "" if k == 0 else str(k + 1)
+        if k:
+            cursor += below + title_px[k]
+        y1 = 1.0 - cursor / area
+        cursor += panel_height
+        y0 = max(0.0, 1.0 - cursor / area)
+        layout[f"xaxis{suffix}"] = {"domain": [0.0, 1.0], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {"domain": [round(y0, 6), round(y1, 6)], "anchor": f"x{suffix}"}
+        if k < len(wrapped) and wrapped[k]:
+            layout["annotations"].append(
+                {"text": wrapped[k], "x": 0, "y": y1, "xref": "paper", "yref": "paper", "xanchor": "left",
+                 "xshift": 8 - margin_left, "yanchor": "bottom", "yshift": lift, "align": "left",
+                 "showarrow": False, "font": {"size": title_size}}
+            )  # fmt: skip
+        axes.append(suffix)
+    return layout, axes, area, title_px[0] + 4
+
+
+def stacked_size(
+    top: int,
+    area: int,
+    *,
+    left: int = NARROW_MARGIN_LEFT,
+    right: int = NARROW_MARGIN_RIGHT,
+    bottom: int = NARROW_X_AXIS,
+) -> dict[str, Any]:
+    """``height`` and ``margin`` of a figure of :func:`stacked_layout` (its ``top`` and ``area``)."""
+    return {"height": top + area + bottom, "margin": {"l": left, "r": right, "t": top, "b": bottom}}
+
+
+def cells_hold(texts: Sequence[Sequence[str]], cell_px: float, font_px: int = NARROW_CELL_FONT_SIZE) -> bool:
+    """Whether every cell text fits a cell ``cell_px`` wide (with a little room on each side)."""
+    widest = max((text_px(t, font_px) for row in texts for t in row), default=0.0)
+    return widest + 4 <= cell_px
+
+
+def _legend_entries(fig: go.Figure) -> list[str]:
+    """Names shown in the figure's main legend.
+
+    Plotly shows a legend by default when two or more traces could be in it (a trace hidden from
+    the legend by ``showlegend=False`` still counts; a heatmap does not), and lists the others.
+    """
+    names, candidates = [], 0
+    for trace in fig.data:
+        if trace.visible is False or getattr(trace, "legend", None) not in (None, "legend"):
+            continue
+        by_default = trace.type not in ("heatmap", "table")
+        candidates += by_default or trace.showlegend is True
+        if trace.name and (trace.showlegend is True or (trace.showlegend is None and by_default)):
+            names.append(trace.name)
+    shown = fig.layout.showlegend if fig.layout.showlegend is not None else candidates > 1
+    return names if shown else []
+
+
+def _legend_rows(names: Sequence[str], width: float, font_px: float) -> int:
+    """Rows a horizontal legend of ``names`` takes in ``width`` px (symbol and gaps ~50 px each)."""
+    rows, used = (1, 0.0) if names else (0, 0.0)
+    for name in names:
+        item = 50 + text_px(name, font_px)
+        if used and used + item > width:
+            rows, used = rows + 1, 0.0
+        used += item
+    return rows
+
+
+def narrow_layout(fig: go.Figure) -> go.Figure:
+    """Lay a figure out for a phone, in place, and return it: the one place every narrow figure
+    gets its type size, wrapped title and legend.
+
+    Builders with a ``narrow`` flag lay out their own panels (stacked, :func:`stacked_layout`) and
+    cell text; this pass does what is the same for every figure: the type size, the title wrapped
+    to :data:`NARROW_WIDTH` with the top margin sized for it and for whatever hangs above the plot
+    (panel titles, labels), the main legend moved under the plot and its x axis (it never covers
+    a title) with the bottom margin sized for its rows, desktop margins shrunk and colour bar
+    bars thinner, their titles turned along them. The plot area keeps its height: the figure grows by what its
+    margins grow.
+    """
+    lay = fig.layout
+    height = lay.height or 450
+    m = lay.margin
+    t, b = (100 if m.t is None else m.t), (80 if m.b is None else m.b)
+    left = {MARGIN_LEFT: NARROW_MARGIN_LEFT, TOKEN_MARGIN: NARROW_TOKEN_MARGIN}.get(m.l, m.l)
+    right = {MARGIN_RIGHT: NARROW_MARGIN_RIGHT, COLORBAR_MARGIN: NARROW_COLORBAR_MARGIN}.get(m.r, m.r)
+    update: dict[str, Any] = {"font": {"size": NARROW_FONT_SIZE}}
+    title_px = 0.0
+    if lay.title.text:
+        text = wrap_px(lay.title.text, NARROW_WIDTH - 24, NARROW_TITLE_SIZE)
+        # anchored as the house template anchors it (figures built on an inline template have its
+        # look, not its title); a title of several lines reaches ~16 px above its pad: a wider pad
+        update["title"] = {"text": text, "font": {"size": NARROW_TITLE_SIZE}, "x": 0, "xanchor": "left",
+                           "xref": "container", "y": 1, "yanchor": "top", "yref": "container",
+                           "pad": {"t": 22, "l": 12}}  # fmt: skip
+        title_px = 22 + block_px(text, NARROW_TITLE_SIZE)
+    notes, top_px = [], 0.0
+    for note in lay.annotations:
+        note = note.to_plotly_json()
+        size = (note.get("font") or {}).get("size") or NARROW_FONT_SIZE
+        if size > NARROW_PANEL_TITLE_SIZE:
+            note["font"] = {**note["font"], "size": NARROW_PANEL_TITLE_SIZE}
+            size = NARROW_PANEL_TITLE_SIZE
+        if note.get("yref") == "paper" and note.get("y", 0) >= 0.999 and note.get("yanchor") == "bottom":
+            above = block_px(str(note.get("text", "")), size) + max(0, note.get("yshift") or 0) + 2
+            top_px = max(top_px, above)  # hangs above the plot
+        notes.append(note)
+    update["annotations"] = notes
+    new_t = max(20, int(title_px + top_px + (8 if title_px or top_px else 0)))
+    new_b = NARROW_X_AXIS if b == MARGIN_BOTTOM else b
+    legend = lay.legend
+    if legend.orientation != "v":
+        # Plotly wraps a legend anchored at the plot's left edge at the plot's width (and margin)
+        rows = _legend_rows(_legend_entries(fig), NARROW_WIDTH - left, NARROW_FONT_SIZE)
+        if rows:
+            axes = [ax for name, ax in lay.to_plotly_json().items() if name.startswith("yaxis")]
+            bottom = min((ax.get("domain", [0.0])[0] for ax in axes), default=0.0)
+            area = height - t - b
+            below = bottom - NARROW_X_AXIS / area
+            update["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "xref": "paper",
+                                "y": below, "yanchor": "top", "yref": "paper"}  # fmt: skip
+            new_b = max(new_b, NARROW_X_AXIS + rows * NARROW_LEGEND_ROW + 8)
+    update["margin"] = {"t": new_t, "b": new_b, "l": left, "r": right}
+    update["height"] = height + (new_t - t) + (new_b - b)
+    fig.update_layout(update)
+    _narrow_colorbars(fig)
+    return fig
+
+
+def _narrow_colorbars(fig: go.Figure) -> None:
+    """Thin colour bars, titles along their bar (``side="right"``): above it a title meets the
+    bar's top tick label."""
+    bars = [fig.layout[name].colorbar for name in fig.layout.to_plotly_json() if name.startswith("coloraxis")]
+    bars += [trace.colorbar for trace in fig.data if trace.type == "heatmap"]
+    for bar in bars:
+        bar.thickness, bar.xpad = 10, 2  # Plotly's 10 px pad on both sides grew the margin
+        if bar.title.text:
+            bar.title.side = "right"
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -234,20 +546,42 @@ def position_labels(values: Sequence[float], decimals: int = 2) -> list[str]:
     return unique
 
 
+def _round_step(span: float, count: int) -> float:
+    """The smallest 1-2-5 step that cuts ``span`` into at most ``count - 1`` intervals."""
+    raw = span / max(count - 1, 1)
+    magnitude = 10.0 ** np.floor(np.log10(raw))
+    return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw * (1 - 1e-9)))
+
+
 def position_ticks(values: Sequence[float], labels: Sequence[str], count: int = 10) -> dict[str, Any]:
-    """Axis properties for a category axis of :func:`position_labels`: ``count`` evenly spread
-    ticks, written with two decimals (the hover keeps the full label).
+    """Axis properties for a category axis of :func:`position_labels`: at most ``count`` ticks at
+    round values (a 1-2-5 step: -3, -2, ..., 3), each on the column of the sample nearest to it
+    (the hover keeps the sample's full label).
+
+    A tick is left out where no sample lies within a quarter step of its value; when fewer than two
+    remain (a very short range), ``count`` evenly spread samples are labelled with their values.
 
     Args:
         values: (N,) the positions; labels: their ``position_labels``.
     """
+    xs = np.asarray(values, dtype=float)
     n = len(labels)
-    idx = sorted({round(i * (n - 1) / max(count - 1, 1)) for i in range(count)}) if n else []
-    return {
-        "tickmode": "array",
-        "tickvals": [labels[i] for i in idx],
-        "ticktext": [f"{values[i]:.2f}" for i in idx],
-    }
+    idx: list[int] = []
+    text: list[str] = []
+    span = float(np.ptp(xs)) if n else 0.0
+    if n and span > 0:
+        step = _round_step(span, count)
+        decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+        for k in range(int(np.ceil(xs.min() / step - 1e-9)), int(np.floor(xs.max() / step + 1e-9)) + 1):
+            value = k * step
+            nearest = int(np.argmin(np.abs(xs - value)))
+            if abs(xs[nearest] - value) <= step / 4 and nearest not in idx:
+                idx.append(nearest)
+                text.append(f"{value:.{decimals}f}")
+    if len(idx) < 2:
+        idx = sorted({round(i * (n - 1) / max(count - 1, 1)) for i in range(count)}) if n else []
+        text = [f"{xs[i]:.2f}" for i in idx]
+    return {"tickmode": "array", "tickvals": [labels[i] for i in idx], "ticktext": text}
 
 
 def heatmap(

@@ -13,17 +13,28 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from figures.common import PALETTE, base_layout
+from figures.common import (
+    BLACK,
+    DARK_GREY,
+    GREY,
+    MID_GREY,
+    NARROW_MARGIN_LEFT,
+    NARROW_X_AXIS,
+    PALETTE,
+    base_layout,
+    stacked_layout,
+    with_alpha,
+)
 
 #: Colours by role: the learned attention, the references.
 COLORS = {
     "attention": PALETTE[0],
     "oracle": PALETTE[2],
     "loo": PALETTE[1],
-    "floor": "#000000",
-    "mean": "#999999",
+    "floor": BLACK,
+    "mean": GREY,
     "linear": PALETTE[3],
-    "function": "#555555",
+    "function": MID_GREY,
     "b": PALETTE[1],
 }
 #: Legend under the plot: these figures have long titles and several reference lines.
@@ -98,7 +109,7 @@ def task_figure(
         ),
         go.Scatter(
             x=ctx_s, y=ctx_y, mode="markers", name=names["context"],
-            marker={"color": "#333333", "size": 7, "opacity": 0.75},
+            marker={"color": DARK_GREY, "size": 7, "opacity": 0.75},
         ),
     ]  # fmt: skip
     for role, value in predictions.items():
@@ -134,7 +145,7 @@ def task_figure(
         bargap=0,
         shapes=[
             {"type": "line", "xref": "x", "yref": "paper", "x0": query_s, "x1": query_s, "y0": 0, "y1": 1,
-             "line": {"color": "#AAAAAA", "dash": "dot"}},
+             "line": {"color": GREY, "dash": "dot"}},
         ],
     )  # fmt: skip
     return _below(fig, title, height)
@@ -268,7 +279,7 @@ def ellipse_figure(
                 name=names["window"].format(step=step),
                 showlegend=last or i == 0,
                 line={
-                    "color": COLORS["attention"] if last else f"rgba(0,114,178,{shade * 0.5:.2f})",
+                    "color": COLORS["attention"] if last else with_alpha(PALETTE[0], shade * 0.5),
                     "width": 3 if last else 1,
                 },
             )
@@ -302,8 +313,10 @@ def sweep_figure(
     x_titles: tuple[str, str],
     y_title: str,
     height: int = 460,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Learned (solid, markers) and oracle (dashed) bandwidths against L per noise level, and against N.
+    """Learned (solid, markers) and oracle (dashed) bandwidths against L per noise level, and against N
+    (side by side; one above the other when ``narrow``: a phone).
 
     Args:
         learned_l, oracle_l: (S, A) for the S noise levels and A values of L.
@@ -342,6 +355,16 @@ def sweep_figure(
     fig.update_xaxes(title_text=x_titles[1], type="log", tickvals=list(n_context), row=1, col=2)
     fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS, row=1, col=1)
     fig.update_yaxes(type="log", tickvals=LOG_TICKS, row=1, col=2)
+    if narrow:
+        layout, _, area, top = stacked_layout(
+            2, titles=titles, panel_height=220, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+        for name in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+            fig.layout[name].domain = layout[name]["domain"]
+        fig.update_yaxes(title_text=y_title, row=1, col=2)
+        fig.update_layout(annotations=layout["annotations"], height=top + area + NARROW_X_AXIS,
+                          margin={"l": NARROW_MARGIN_LEFT, "t": top, "b": NARROW_X_AXIS})  # fmt: skip
+        return fig
     return _below(fig, None, height)
 
 

@@ -13,14 +13,21 @@ import plotly.graph_objects as go
 
 from figures.common import (
     COLORBAR_MARGIN,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
+    NARROW_COLORBAR_MARGIN,
+    NARROW_MARGIN_LEFT,
+    NARROW_X_AXIS,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
     base_layout,
     grid_layout,
     log_axis,
+    stacked_layout,
+    stacked_size,
 )
 
 
@@ -57,7 +64,7 @@ def rff_fit_figure(
             y=np.asarray(y_train),
             mode="markers",
             name=names[0],
-            marker={"color": "#999", "size": 6, "opacity": 0.6},
+            marker={"color": GREY, "size": 6, "opacity": 0.6},
         )
     )
     fig.add_trace(
@@ -113,7 +120,7 @@ def loglog_figure(
             )
         )
     if marker_x is not None:
-        fig.add_vline(x=marker_x, line={"color": "#555", "dash": "dot"})
+        fig.add_vline(x=marker_x, line={"color": MID_GREY, "dash": "dot"})
         fig.add_annotation(
             x=float(np.log10(marker_x)),
             y=1.0,
@@ -122,7 +129,7 @@ def loglog_figure(
             showarrow=False,
             xanchor="right",
             yanchor="bottom",
-            font={"size": 13, "color": "#555"},
+            font={"size": 13, "color": MID_GREY},
         )
     fig.update_xaxes(title=x_title, **log_axis(xs))
     fig.update_yaxes(title=y_title, **log_axis(*series.values()))
@@ -165,8 +172,10 @@ def matrices_row(
     zmax: float | None = None,
     title: str | None = None,
     height: int = 420,
+    narrow: bool = False,
 ) -> go.Figure:
-    """(L, S) matrices side by side, rows = queries, one shared colour scale [0, zmax].
+    """(L, S) matrices side by side (one per row when ``narrow``: a phone, each colour bar beside
+    the panel it belongs to), rows = queries, one shared colour scale [0, zmax].
 
     zmax defaults to the largest finite value of the shared panels (attention weights of a
     long sequence are far below 1). With ``signed`` the shared panels are signed (a diverging
@@ -181,7 +190,18 @@ def matrices_row(
     zmax = zmax if zmax > 0 else 1.0
     spacing = 0.1 if signed_last else 0.04
     # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    layout, axes = grid_layout(1, n, titles=[p[0] for p in panels], horizontal_spacing=spacing, title_size=15)
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            n,
+            titles=[p[0] for p in panels],
+            panel_height=200,
+            below=NARROW_X_AXIS,
+            margin_left=NARROW_MARGIN_LEFT,
+        )
+    else:
+        layout, axes = grid_layout(
+            1, n, titles=[p[0] for p in panels], horizontal_spacing=spacing, title_size=15
+        )
     panel_width = (1 - spacing * (n - 1)) / n
     hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
     data = []
@@ -201,10 +221,18 @@ def matrices_row(
             # the shared scale's bar sits in the gap before the difference panel
             x = 1.02 if own or not signed_last else (n - 1) * panel_width + (n - 2) * spacing + 0.01
             trace["colorbar"] = {"x": x, "xanchor": "left", "len": 0.9, "thickness": 12}
+            if narrow:  # beside its panel; the shared scale spans the panels it serves
+                lowest = layout[f"yaxis{suffix}"]["domain"][0]
+                highest = layout["yaxis"]["domain"][1] if not own else layout[f"yaxis{suffix}"]["domain"][1]
+                trace["colorbar"] = {"x": 1.01, "xanchor": "left", "y": highest, "yanchor": "top",
+                                     "len": highest - lowest, "thickness": 12}  # fmt: skip
         data.append(trace)
-        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or own,
-                                     "title": {"text": y_title if i == 0 else ""}}  # fmt: skip
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or own or narrow,
+                                     "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    if narrow:
+        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {"title": {"text": title}, "height": height,
                "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
                           "b": MARGIN_BOTTOM}}  # fmt: skip

@@ -14,8 +14,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from figures.common import (
+    BLACK,
+    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    NARROW_MARGIN_LEFT,
+    NARROW_X_AXIS,
     PALETTE,
     WEIGHT_COLORSCALE,
     base_layout,
@@ -24,10 +28,12 @@ from figures.common import (
     log_axis,
     position_labels,
     position_ticks,
+    stacked_layout,
+    stacked_size,
     weight_axis,
 )
 
-DATA_COLOR = "#7f7f7f"
+DATA_COLOR = GREY
 TRUTH_COLOR = PALETTE[2]
 FIT_COLOR = PALETTE[1]
 QUERY_COLOR = PALETTE[0]
@@ -42,6 +48,47 @@ def _data_trace(x: np.ndarray, y: np.ndarray, name: str, show_legend: bool = Tru
         showlegend=show_legend,
         marker={"size": 6, "color": DATA_COLOR, "opacity": 0.5},
     )
+
+
+def _vline(x: float, line: dict, yref: str = "paper") -> dict:
+    """A vertical line at ``x`` across the whole height of ``yref`` (a shape dict)."""
+    return {"type": "line", "xref": "x", "yref": yref, "x0": x, "x1": x, "y0": 0, "y1": 1, "line": line}
+
+
+def _star(x: float, y: float, name: str, **axes: str) -> dict:
+    """The star that marks one chosen point (the estimate f̂(x*), h*), as a scatter trace dict."""
+    return {
+        "type": "scatter",
+        "x": [x],
+        "y": [y],
+        **axes,
+        "mode": "markers",
+        "name": name,
+        "marker": {"size": 16, "symbol": "star", "color": FIT_COLOR, "line": {"width": 1, "color": BLACK}},
+    }
+
+
+def _margin(top: int) -> dict:
+    """The house margins with ``top`` px for the title above the legend."""
+    return {"l": MARGIN_LEFT, "r": 20, "t": top, "b": MARGIN_BOTTOM}
+
+
+def _undefined_marks(grid: np.ndarray, fit: np.ndarray, y: np.ndarray, name: str) -> list[dict]:
+    """× marks along the bottom where the fit (Q,) is NaN: none, or one trace."""
+    undefined = np.isnan(np.asarray(fit, dtype=float))
+    if not undefined.any():
+        return []
+    return [
+        {
+            "type": "scatter",
+            "x": np.asarray(grid)[undefined],
+            "y": np.full(int(undefined.sum()), float(np.min(y))),
+            "mode": "markers",
+            "name": name,
+            "meta": "undefined",
+            "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": FIT_COLOR}},
+        }
+    ]
 
 
 def fit_figure(
@@ -96,33 +143,11 @@ def fit_figure(
             "line": {"color": FIT_COLOR, "width": 3},
         }
     )
-    undefined = np.isnan(np.asarray(fit, dtype=float))
-    if undefined.any():
-        data.append(
-            {
-                "type": "scatter",
-                "x": np.asarray(grid)[undefined],
-                "y": np.full(int(undefined.sum()), float(np.min(y))),
-                "mode": "markers",
-                "name": undefined_name,
-                "meta": "undefined",
-                "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": "#d62728"}},
-            }
-        )
+    data += _undefined_marks(grid, fit, y, undefined_name)
     shapes, annotations = [], []
     if x_query is not None:
         shapes.append(
-            {
-                "type": "line",
-                "name": "x_query",
-                "xref": "x",
-                "yref": "paper",
-                "x0": x_query,
-                "x1": x_query,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": QUERY_COLOR, "width": 2, "dash": "dot"},
-            }
+            _vline(x_query, {"color": QUERY_COLOR, "width": 2, "dash": "dot"}) | {"name": "x_query"}
         )
         annotations.append(
             {
@@ -144,14 +169,45 @@ def fit_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 90,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(90),
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+#: Marker sizes (px) of the samples under one row of weights: zero weight to the row's largest.
+WEIGHT_SIZE_RANGE = (5.0, 16.0)
+
+
+def _weight_sizes(row: np.ndarray) -> np.ndarray:
+    """(N,) marker sizes growing with the (N,) weights: the smallest for 0 (or NaN), the largest for
+    the row's largest weight."""
+    w = np.nan_to_num(np.asarray(row, dtype=float))
+    low, high = WEIGHT_SIZE_RANGE
+    top = w.max() if w.size else 0.0
+    return low + (high - low) * (w / top if top > 0 else w)
+
+
+def _stems(x: np.ndarray, row: np.ndarray, name: str) -> dict:
+    """The (N,) weights as stems on the lower panel (y2): one scatter trace dict."""
+    # stems: one vertical segment per sample, as a single trace with None separators; both ends of
+    # a stem hover with its weight (no marker per sample: 200 SVG points fewer to draw per redraw)
+    sx = np.repeat(np.asarray(x, dtype=float), 3)
+    sy = np.column_stack([np.zeros_like(row), row, np.full_like(row, np.nan)]).ravel()
+    sx[2::3] = np.nan
+    return {
+        "type": "scatter",
+        "x": sx,
+        "y": sy,
+        "customdata": np.repeat(row, 3),
+        "xaxis": "x",
+        "yaxis": "y2",
+        "mode": "lines",
+        "name": name,
+        "meta": "stems",
+        "showlegend": False,
+        "line": {"color": QUERY_COLOR, "width": 2},
+        "hovertemplate": "x=%{x:.3f}<br>w=%{customdata:.4f}<extra></extra>",
+    }
 
 
 def attention_row_figure(
@@ -172,8 +228,8 @@ def attention_row_figure(
 ) -> go.Figure:
     """The weights every sample gets for the query x* (one row of the weight matrix), under the data.
 
-    Top: samples coloured by their weight and the estimate f̂(x*) at x*. Bottom: the weights as
-    stems, on the same x axis.
+    Top: samples coloured and sized by their weight and the estimate f̂(x*) at x*. Bottom: the
+    weights as stems, on the same x axis.
 
     Args:
         x, y: (N,) samples.
@@ -194,9 +250,11 @@ def attention_row_figure(
             "name": data_name,
             "meta": "weighted",
             "showlegend": False,
-            "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<extra></extra>",
+            "customdata": np.nan_to_num(row),
+            "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<br>w=%{customdata:.4f}<extra></extra>",
+            # the weight twice: colour, and size (a cue that needs no colour vision, WCAG 1.4.1)
             "marker": {
-                "size": 8,
+                "size": _weight_sizes(row),
                 "color": np.nan_to_num(row),
                 "colorscale": WEIGHT_COLORSCALE,
                 "line": {"width": 0.5, "color": DATA_COLOR},
@@ -205,58 +263,11 @@ def attention_row_figure(
         },
     ]
     if np.isfinite(y_hat):
-        data.append(
-            {
-                "type": "scatter",
-                "x": [x_query],
-                "y": [y_hat],
-                "xaxis": "x",
-                "yaxis": "y",
-                "mode": "markers",
-                "name": estimate_name,
-                "meta": "estimate",
-                "marker": {
-                    "size": 16,
-                    "symbol": "star",
-                    "color": FIT_COLOR,
-                    "line": {"width": 1, "color": "black"},
-                },
-            }
-        )
-    # stems: one vertical segment per sample, as a single trace with None separators; both ends of
-    # a stem hover with its weight (no marker per sample: 200 SVG points fewer to draw per redraw)
-    sx = np.repeat(np.asarray(x, dtype=float), 3)
-    sy = np.column_stack([np.zeros_like(row), row, np.full_like(row, np.nan)]).ravel()
-    sx[2::3] = np.nan
-    data += [
-        {
-            "type": "scatter",
-            "x": sx,
-            "y": sy,
-            "customdata": np.repeat(row, 3),
-            "xaxis": "x",
-            "yaxis": "y2",
-            "mode": "lines",
-            "name": weight_name,
-            "meta": "stems",
-            "showlegend": False,
-            "line": {"color": QUERY_COLOR, "width": 2},
-            "hovertemplate": "x=%{x:.3f}<br>w=%{customdata:.4f}<extra></extra>",
-        },
-    ]
+        data.append(_star(x_query, y_hat, estimate_name, xaxis="x", yaxis="y") | {"meta": "estimate"})
+    data.append(_stems(x, row, weight_name))
     dotted = {"color": QUERY_COLOR, "width": 2, "dash": "dot"}
     shapes = [
-        {
-            "type": "line",
-            "name": name,
-            "xref": "x",
-            "yref": f"{axis} domain",
-            "x0": x_query,
-            "x1": x_query,
-            "y0": 0,
-            "y1": 1,
-            "line": dotted,
-        }
+        _vline(x_query, dotted, f"{axis} domain") | {"name": name}
         for axis, name in (("y", "x_query"), ("y2", "x_query_weights"))
     ]
     finite = row[np.isfinite(row)]
@@ -273,12 +284,7 @@ def attention_row_figure(
         "shapes": shapes,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 100,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(100),
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -291,15 +297,23 @@ def weight_matrix_figure(
     title: str,
     x_title: str,
     y_title: str,
+    weight_title: str = "",
+    peak_name: str | None = None,
     height: int = 520,
+    narrow: bool = False,
 ) -> go.Figure:
     """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples.
 
     One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
     query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
-    as one scaled image); NaN rows (undefined queries) are blank.
+    as one scaled image); NaN rows (undefined queries) are blank. Ticks at round positions, fewer
+    when ``narrow`` (a phone). ``weight_title`` names the colour bar; given ``peak_name``, a marker
+    on each row's largest weight draws the band the colours show without needing colour (WCAG
+    1.4.1), named so in the legend.
     """
     xs, ys = position_labels(x_train), position_labels(x_queries)
+    count = 5 if narrow else 10
+    hover = f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{customdata:.4f}}<extra></extra>"
     fig = heatmap(
         w,
         x=xs,
@@ -310,12 +324,34 @@ def weight_matrix_figure(
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         height=height,
-        hover_template=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{z:.4f}}<extra></extra>",
-        x_axis=position_ticks(x_train, xs),
-        y_axis=position_ticks(x_queries, ys),
+        hover_template=hover.replace("customdata", "z"),
+        x_axis=position_ticks(x_train, xs, count),
+        y_axis=position_ticks(x_queries, ys, count),
     )
     fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
+    if weight_title:
+        fig.update_traces(colorbar={"title": {"text": weight_title}})
+    if peak_name is not None:
+        w = np.asarray(w, dtype=float)
+        rows = np.flatnonzero(np.nan_to_num(w).max(axis=1, initial=0.0) > 0)  # defined, not all zero
+        cols = np.nanargmax(w[rows], axis=1) if rows.size else rows
+        fig.add_trace(
+            go.Scatter(
+                x=[xs[j] for j in cols],
+                y=[ys[i] for i in rows],
+                customdata=w[rows, cols],
+                mode="markers",
+                name=peak_name,
+                marker={"symbol": "circle-open", "size": 7, "color": BLACK, "line": {"width": 1.5}},
+                hovertemplate=hover,
+            )
+        )
+        fig.update_layout(showlegend=True)
     return fig
+
+
+#: Dash patterns of lines told apart by colour too: Plotly's six named ones, then two of our own.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "12px,3px,3px,3px,3px,3px", "2px,6px")
 
 
 def kernel_shapes_figure(
@@ -329,7 +365,7 @@ def kernel_shapes_figure(
     y_title: str,
     height: int = 420,
 ) -> go.Figure:
-    """Every kernel K(u) on one plot; the selected one drawn thick, the others thin.
+    """Every kernel K(u) on one plot, each its own colour and dash; the selected one thick.
 
     Args:
         u: (M,) scaled distances.
@@ -345,7 +381,12 @@ def kernel_shapes_figure(
                 y=k,
                 mode="lines",
                 name=names[kid],
-                line={"color": PALETTE[i % len(PALETTE)], "width": 5 if chosen else 2},
+                # colour and dash pattern: two cues per kernel (WCAG 1.4.1)
+                line={
+                    "color": PALETTE[i % len(PALETTE)],
+                    "width": 5 if chosen else 2,
+                    "dash": DASHES[i % len(DASHES)],
+                },
                 opacity=1.0 if chosen else 0.6,
             )
         )
@@ -359,6 +400,35 @@ def kernel_shapes_figure(
         margin={"b": 120},
     )
     return fig
+
+
+def _claim_band(claim: tuple[float, float], name: str) -> tuple[dict, dict]:
+    """A shaded range of h (the post's claim) on a log x axis: its shape and its label."""
+    band = {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": claim[0],
+        "x1": claim[1],
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": PALETTE[4],
+        "opacity": 0.2,
+        "line": {"width": 0},
+        "layer": "below",
+    }
+    note = {
+        "x": float(np.log10(claim[0])),  # on a log axis an annotation takes log10(x)
+        "y": 1.0,
+        "xref": "x",
+        "yref": "paper",
+        "text": name,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "top",
+        "font": {"size": 14},
+    }
+    return band, note
 
 
 def cv_figure(
@@ -389,50 +459,12 @@ def cv_figure(
     # Built in one pass from plain dicts (validated once): ~10x faster than add_vline & co,
     # and this figure is rebuilt on every new h.
     dotted = {"color": DATA_COLOR, "width": 2, "dash": "dot"}
-    shapes = [
-        {
-            "type": "line",
-            "name": "current_h",
-            "xref": "x",
-            "yref": "paper",
-            "x0": h_current,
-            "x1": h_current,
-            "y0": 0,
-            "y1": 1,
-            "line": dotted,
-        }
-    ]
+    shapes = [_vline(h_current, dotted) | {"name": "current_h"}]
     annotations = []
     if claim is not None:
-        shapes.insert(
-            0,
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": claim[0],
-                "x1": claim[1],
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": PALETTE[4],
-                "opacity": 0.2,
-                "line": {"width": 0},
-                "layer": "below",
-            },
-        )
-        annotations.append(
-            {
-                "x": float(np.log10(claim[0])),
-                "y": 1.0,
-                "xref": "x",
-                "yref": "paper",
-                "text": claim_name,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "top",
-                "font": {"size": 14},
-            }
-        )  # on a log axis an annotation takes log10(x)
+        band, note = _claim_band(claim, claim_name)
+        shapes.insert(0, band)
+        annotations.append(note)
     data = [
         {
             "type": "scatter",
@@ -444,19 +476,7 @@ def cv_figure(
             "line": {"color": QUERY_COLOR, "width": 3},
             "marker": {"size": 5},
         },
-        {
-            "type": "scatter",
-            "x": [h_star],
-            "y": [cv_star],
-            "mode": "markers",
-            "name": star_name,
-            "marker": {
-                "size": 16,
-                "symbol": "star",
-                "color": FIT_COLOR,
-                "line": {"width": 1, "color": "black"},
-            },
-        },
+        _star(h_star, cv_star, star_name),
         {
             "type": "scatter",
             "x": [h_current],
@@ -473,7 +493,7 @@ def cv_figure(
             "name": current_name,
             "meta": "current",
             "showlegend": False,
-            "marker": {"size": 11, "color": DATA_COLOR, "line": {"width": 1, "color": "black"}},
+            "marker": {"size": 11, "color": DATA_COLOR, "line": {"width": 1, "color": BLACK}},
         },
     ]
     layout = {
@@ -483,12 +503,7 @@ def cv_figure(
         "annotations": annotations,
         "title": {"text": title},
         "height": height,
-        "margin": {
-            "l": MARGIN_LEFT,
-            "r": 20,
-            "t": 100,
-            "b": MARGIN_BOTTOM,
-        },  # room for the title above the legend
+        "margin": _margin(100),
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -508,8 +523,10 @@ def sweep_figure(
     truth_name: str,
     fit_name: str,
     height: int = 400,
+    narrow: bool = False,
 ) -> go.Figure:
-    """Small multiples: the same data fitted with several bandwidths, side by side.
+    """Small multiples: the same data fitted with several bandwidths, side by side (one per row
+    when ``narrow``: a phone).
 
     Args:
         fits: one (Q,) fit per panel (NaN gaps allowed); subtitles: one title per panel.
@@ -517,7 +534,12 @@ def sweep_figure(
     k = len(fits)
     # Panels laid out as plain dicts in one pass (make_subplots and the per-panel update calls
     # validate the figure at every step: ~200 ms; this figure is rebuilt whenever the data change).
-    layout, axes = grid_layout(1, k, titles=subtitles, horizontal_spacing=0.03, title_size=15)
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            k, titles=subtitles, panel_height=170, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+    else:
+        layout, axes = grid_layout(1, k, titles=subtitles, horizontal_spacing=0.03, title_size=15)
     data = []
     for i, (f, suffix) in enumerate(zip(fits, axes, strict=True)):
         first = i == 0
@@ -552,8 +574,13 @@ def sweep_figure(
         layout[f"xaxis{suffix}"]["title"] = {"text": x_title}
         # shared y: every panel follows the first one's range, only the first shows its labels
         layout[f"yaxis{suffix}"] |= (
-            {"title": {"text": y_title}} if first else {"matches": "y", "showticklabels": False}
+            {"title": {"text": y_title}} if first or narrow else {"matches": "y", "showticklabels": False}
         )
+        if narrow and not first:
+            layout[f"yaxis{suffix}"]["matches"] = "y"
+    if narrow:
+        layout |= {"title": {"text": title}, **stacked_size(top, area)}
+        return go.Figure({"data": data, "layout": layout})
     layout |= {
         "title": {"text": title},
         "height": height,

@@ -14,8 +14,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from figures.common import (
+    BASE_FONT_SIZE,
+    BLACK,
     COLORBAR_MARGIN,
+    GREY,
     MARGIN_LEFT,
+    NARROW_COLORBAR_MARGIN,
+    NARROW_FONT_SIZE,
+    NARROW_MARGIN_LEFT,
+    NARROW_TOKEN_MARGIN,
+    NARROW_WIDTH,
+    NARROW_X_AXIS,
     PALETTE,
     SIGNED_COLORSCALE,
     TOKEN_MARGIN,
@@ -23,11 +32,23 @@ from figures.common import (
     base_layout,
     grid_layout,
     heatmap,
+    stacked_layout,
+    stacked_size,
+    text_px,
 )
 
 #: Heads per row of the head grid.
 GRID_COLUMNS_FEW = 4
 GRID_COLUMNS_MANY = 8
+
+
+def _vertical_ticks_px(labels: Sequence[str], font_px: float) -> int:
+    """Height (px) under a plot for its x tick labels turned vertical and its x axis title.
+
+    Key labels stand vertical (``tickangle=-90``): a label turned -45° reaches sideways under the
+    neighbouring head's map and meets its labels there; a vertical one is one line wide.
+    """
+    return int(max((text_px(label, font_px) for label in labels), default=0) + 2.4 * font_px + 14)
 
 
 def head_grid(
@@ -39,8 +60,10 @@ def head_grid(
     x_title: str,
     y_title: str,
     colorbar_title: str,
+    narrow: bool = False,
 ) -> go.Figure:
-    """One heatmap per head on a shared 0..1 colour scale.
+    """One heatmap per head on a shared 0..1 colour scale (on a phone, ``narrow``: one head per
+    row up to 8 heads, with its token labels).
 
     Args:
         weights: (H, L, S) attention weights (self-attention: L = S = len(labels)).
@@ -49,7 +72,11 @@ def head_grid(
     """
     weights = np.asarray(weights, dtype=float)
     H = weights.shape[0]
+    if narrow and H <= 8:
+        return _head_column(weights, labels, head_titles, title, x_title, y_title, colorbar_title)
     cols = min(H, GRID_COLUMNS_FEW if H <= 8 else GRID_COLUMNS_MANY)
+    if narrow:  # many heads on a phone: a few to a row, colours only
+        cols = 4
     rows = math.ceil(H / cols)
     layout, axes = grid_layout(
         rows,
@@ -59,7 +86,7 @@ def head_grid(
         vertical_spacing=min(0.12, 0.3 / rows),
         title_size=14,
     )
-    show_ticks = len(labels) <= 12 and cols <= 4
+    show_ticks = len(labels) <= 12 and cols <= 4 and not narrow
     last_row_start = (rows - 1) * cols
     data = []
     hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>"
@@ -82,7 +109,7 @@ def head_grid(
         bottom = h >= last_row_start or h + cols >= H  # the lowest heatmap of its column
         layout[f"xaxis{suffix}"] |= {
             "type": "category",
-            "tickangle": -45,
+            "tickangle": -90,
             "showticklabels": bottom and show_ticks,
             "title": {"text": x_title if bottom else ""},
         }
@@ -90,12 +117,50 @@ def head_grid(
         layout[f"xaxis{axes[k]}"] |= {"visible": False}
         layout[f"yaxis{axes[k]}"] |= {"visible": False}
     per_row = 300 if cols <= 4 else 190
+    bottom_px = max(105, _vertical_ticks_px(labels, BASE_FONT_SIZE)) if show_ticks else 105
     layout |= {
         "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
                       "colorbar": {"title": {"text": colorbar_title}}},
         "title": {"text": title},
-        "height": max(360, 90 + per_row * rows),
-        "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": 105},
+        "height": max(360, 90 + per_row * rows) + bottom_px - 105,
+        "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": bottom_px},
+    }  # fmt: skip
+    return go.Figure({"data": data, "layout": layout})
+
+
+def _head_column(
+    weights: np.ndarray,
+    labels: Sequence[str],
+    head_titles: Sequence[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_title: str,
+) -> go.Figure:
+    """:func:`head_grid` on a phone: one head per row, each with its query and key labels."""
+    H = weights.shape[0]
+    show_ticks = len(labels) <= 12
+    below = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+    side = NARROW_WIDTH - NARROW_TOKEN_MARGIN - NARROW_COLORBAR_MARGIN  # square maps
+    layout, axes, area, top = stacked_layout(
+        H, titles=head_titles, panel_height=side, below=below, margin_left=NARROW_TOKEN_MARGIN
+    )
+    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>"
+    data = []
+    for h, suffix in enumerate(axes):
+        data.append(
+            {"type": "heatmap", "z": weights[h], "x": list(labels), "y": list(labels), "xaxis": f"x{suffix}",
+             "yaxis": f"y{suffix}", "coloraxis": "coloraxis", "hovertemplate": f"{head_titles[h]}<br>{hover}"}
+        )  # fmt: skip
+        ticks = {"type": "category", "showticklabels": show_ticks}
+        layout[f"yaxis{suffix}"] |= ticks | {"autorange": "reversed", "title": {"text": y_title}}
+        layout[f"xaxis{suffix}"] |= ticks | {"tickangle": -90, "title": {"text": x_title}}
+    layout |= {
+        "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
+                      "colorbar": {"title": {"text": colorbar_title}, "len": min(1.0, 2.5 * side / area),
+                                   "y": 1.0, "yanchor": "top"}},
+        "title": {"text": title},
+        **stacked_size(top, area, left=NARROW_TOKEN_MARGIN, right=NARROW_COLORBAR_MARGIN, bottom=below),
     }  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
@@ -109,12 +174,15 @@ def concat_heatmap(
     title: str,
     x_title: str,
     y_title: str,
+    narrow: bool = False,
 ) -> go.Figure:
     """The heads' outputs side by side, (L, H * d_v), with a line between heads.
 
     Args:
         concat: (L, H * d_v) concatenated head outputs (the input of W_O).
-        head_titles: H short labels written above each block.
+        head_titles: H short labels written above each block; on a phone (``narrow``) every other
+            label is raised a line when neighbours would touch, and none is written when even
+            that is too tight.
     """
     concat = np.asarray(concat, dtype=float)
     width = concat.shape[1] // n_heads
@@ -133,7 +201,7 @@ def concat_heatmap(
     )
     # Head boundaries and labels in one layout update: add_vline / add_annotation re-validate every
     # shape and annotation already there on each call (16 heads: 0.23 s, 32 heads: 0.7 s).
-    line = {"color": "black", "width": 2 if n_heads <= 8 else 1}
+    line = {"color": BLACK, "width": 2 if n_heads <= 8 else 1}
     shapes = [
         {"type": "line", "x0": h * width - 0.5, "x1": h * width - 0.5, "xref": "x",
          "y0": 0, "y1": 1, "yref": "y domain", "line": line}
@@ -144,6 +212,10 @@ def concat_heatmap(
          "text": head_titles[h], "showarrow": False, "font": {"size": 13}}
         for h in range(n_heads if n_heads <= 16 else 0)
     ]  # fmt: skip
+    if narrow:
+        notes = _staggered(
+            notes, block_px=(NARROW_WIDTH - NARROW_TOKEN_MARGIN - NARROW_COLORBAR_MARGIN) / n_heads
+        )
     fig.update_layout(
         yaxis_type="category",
         xaxis={"tick0": 0, "dtick": max(1, math.ceil(concat.shape[1] / 12))},  # whole columns only
@@ -152,6 +224,16 @@ def concat_heatmap(
         margin={"t": 90, "l": TOKEN_MARGIN},
     )
     return fig
+
+
+def _staggered(notes: list[dict], block_px: float, size: int = 11) -> list[dict]:
+    """Labels one per block ``block_px`` wide, at ``size``: in one line when each fits its block,
+    every other one raised a line when each fits two blocks, else none."""
+    widest = max((text_px(note["text"], size) for note in notes), default=0.0) + 4
+    if widest > 2 * block_px:
+        return []
+    raise_px = 0 if widest <= block_px else round(1.3 * size)
+    return [note | {"font": {"size": size}, "yshift": raise_px * (h % 2)} for h, note in enumerate(notes)]
 
 
 def head_bars(
@@ -164,14 +246,21 @@ def head_bars(
     y_titles: tuple[str, str],
     x_title: str,
     reference_names: tuple[str, str],
+    narrow: bool = False,
 ) -> go.Figure:
-    """Two bar charts side by side: mean normalised entropy and mean effective support per head.
+    """Two bar charts side by side (one above the other when ``narrow``: a phone): mean normalised
+    entropy and mean effective support per head.
 
     Args:
         normalized_entropy: (H,) in [0, 1]; a dashed line marks 1 (uniform rows).
         support: (H,) effective number of keys; a dashed line marks ``max_support`` (all keys).
     """
-    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1)  # one pass from plain dicts
+    if narrow:
+        layout, axes, area, top = stacked_layout(
+            2, titles=titles, panel_height=200, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+    else:
+        layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1)  # one pass from plain dicts
     x = list(head_labels)
     data = [
         {"type": "bar", "x": x, "y": np.asarray(normalized_entropy, dtype=float),
@@ -182,13 +271,16 @@ def head_bars(
     for suffix, level, name in (("", 1.0, reference_names[0]), ("2", max_support, reference_names[1])):
         data.append(
             {"type": "scatter", "x": [x[0], x[-1]], "y": [level, level], "mode": "lines",
-             "line": {"dash": "dash", "color": "grey"}, "name": name, "showlegend": True,
+             "line": {"dash": "dash", "color": GREY}, "name": name, "showlegend": True,
              "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
         )  # fmt: skip
     layout["yaxis"] |= {"title": {"text": y_titles[0]}, "range": [0, 1.05]}
     layout["yaxis2"] |= {"title": {"text": y_titles[1]}, "range": [0, max_support * 1.05]}
     for suffix in axes:
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}, "type": "category"}
+    if narrow:
+        layout |= stacked_size(top, area)
+        return go.Figure({"data": data, "layout": layout})
     layout |= {
         "height": 430,
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
@@ -241,7 +333,7 @@ def similarity_matrix(
                 marker={
                     "symbol": "circle-open",
                     "size": 16 if H <= 16 else 9,
-                    "color": "red",
+                    "color": PALETTE[1],
                     "line": {"width": 3},
                 },
                 name=pair_name,
@@ -259,8 +351,10 @@ def redundancy_curve(
     titles: tuple[str, str],
     x_title: str,
     y_titles: tuple[str, str],
+    narrow: bool = False,
 ) -> go.Figure:
-    """Redundancy score (left) and mean effective support (right) against the number of heads.
+    """Redundancy score (left; top when ``narrow``: a phone) and mean effective support (right;
+    below) against the number of heads.
 
     Args:
         heads: the head counts H (x axis, log 2 spaced categories).
@@ -302,6 +396,14 @@ def redundancy_curve(
     fig.update_xaxes(title_text=x_title, type="category")
     fig.update_yaxes(title_text=y_titles[0], range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title_text=y_titles[1], rangemode="tozero", row=1, col=2)
+    if narrow:
+        layout, _, area, top = stacked_layout(
+            2, titles=titles, panel_height=220, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
+        )
+        for name in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+            fig.layout[name].domain = layout[name]["domain"]
+        fig.update_layout(annotations=layout["annotations"], **stacked_size(top, area))
+        return fig
     base_layout(fig, height=460)
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0})
     fig.update_layout(margin={"b": 110})
@@ -377,7 +479,7 @@ def kernel_by_distance(
                 y=np.asarray(values, dtype=float),
                 mode="lines",
                 name=name,
-                line={"color": "black", "width": 1.5, "dash": "dash"},
+                line={"color": BLACK, "width": 1.5, "dash": "dash"},
             )
         )
     fig.update_xaxes(title_text=x_title, zeroline=True)
@@ -404,8 +506,10 @@ def permutation_grid(
     x_title: str,
     y_title: str,
     colorbar_titles: tuple[str, str],
+    narrow: bool = False,
 ) -> go.Figure:
-    """One row per setting: A(P x), P A(x) Pᵀ and |difference| for one head.
+    """One row per setting: A(P x), P A(x) Pᵀ and |difference| for one head (on a phone,
+    ``narrow``: every map in a row of its own, in the same order).
 
     Args:
         rows: (row name, shuffled map (T, T), predicted map (T, T), |difference| (T, T)).
@@ -416,10 +520,17 @@ def permutation_grid(
     n = len(rows)
     subplot_titles = [f"{name}: {col}" for name, *_ in rows for col in column_titles]
     # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    layout, axes = grid_layout(
-        n, 3, titles=subplot_titles, horizontal_spacing=0.06, vertical_spacing=0.16, title_size=14
-    )
     show_ticks = len(labels) <= 12
+    if narrow:
+        below = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+        side = NARROW_WIDTH - NARROW_TOKEN_MARGIN - NARROW_COLORBAR_MARGIN
+        layout, axes, area, top = stacked_layout(
+            3 * n, titles=subplot_titles, panel_height=side, below=below, margin_left=NARROW_TOKEN_MARGIN
+        )
+    else:
+        layout, axes = grid_layout(
+            n, 3, titles=subplot_titles, horizontal_spacing=0.06, vertical_spacing=0.16, title_size=14
+        )
     data = []
     for r, (_, shuffled, predicted, diff) in enumerate(rows):
         panels = (
@@ -440,8 +551,8 @@ def permutation_grid(
             layout[f"xaxis{suffix}"] |= {
                 "type": "category",
                 "showticklabels": show_ticks,
-                "tickangle": -45,
-                "title": {"text": x_title if r == n - 1 else ""},
+                "tickangle": -90 if narrow else -45,
+                "title": {"text": x_title if r == n - 1 or narrow else ""},
             }
     bar = {"x": 1.02, "len": 0.45}
     layout |= {
@@ -453,4 +564,12 @@ def permutation_grid(
         "height": 300 + 330 * (n - 1) + 120,
         "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": 105},
     }  # fmt: skip
+    if narrow:
+        for name, axis in (("coloraxis", axes[0]), ("coloraxis2", axes[2])):  # beside a map of their own
+            y0, y1 = layout[f"yaxis{axis}"]["domain"]
+            layout[name]["colorbar"] |= {"y": (y0 + y1) / 2, "len": y1 - y0, "yanchor": "middle"}
+        bottom = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+        layout |= stacked_size(
+            top, area, left=NARROW_TOKEN_MARGIN, right=NARROW_COLORBAR_MARGIN, bottom=bottom
+        )
     return go.Figure({"data": data, "layout": layout})

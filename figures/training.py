@@ -10,7 +10,6 @@ figures use ``figures.common.base_layout``.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,25 +17,38 @@ import plotly.graph_objects as go
 
 from figures.common import (
     BASE_FONT_SIZE,
+    BLACK,
     COLORBAR_MARGIN,
+    DARK_GREY,
+    GREY,
+    GRID,
+    LEVEL_COLORS,
+    LIGHT_GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
+    MID_GREY,
+    NARROW_COLORBAR_MARGIN,
+    NARROW_FONT_SIZE,
+    NARROW_MARGIN_LEFT,
+    NARROW_WIDTH,
     PALETTE,
+    PANEL,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     log_axis,
+    wrap_lines,
 )
 
 #: Colours of the baseline lines, by baseline id (the page's legend names them).
-BASELINE_COLORS = {"mean": "#999999", "last_value": "#000000", "optimum": "#009E73"}
-_GRID = "#EBF0F8"
+BASELINE_COLORS = {"mean": GREY, "last_value": BLACK, "optimum": PALETTE[2]}
 #: The few parts of plotly_white the live figures need, inline (cheap to validate and to send).
 _LIGHT_TEMPLATE = {
     "layout": {
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
-        "xaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
-        "yaxis": {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID},
+        "paper_bgcolor": WHITE,
+        "plot_bgcolor": WHITE,
+        "xaxis": {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID},
+        "yaxis": {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID},
     }
 }
 
@@ -140,6 +152,74 @@ def loss_curves(
     return go.Figure({"data": data, "layout": layout})
 
 
+def _default_zmax(w: np.ndarray) -> float:
+    """The largest weight of (H, L, S) below the first query row (1 when there is none > 0)."""
+    below = w[:, 1:, :] if w.shape[1] > 1 else w
+    zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
+    return zmax if zmax > 0 else 1.0
+
+
+def _head_axes(
+    axis: str,
+    x: tuple[float, float],
+    y: tuple[float, float],
+    y_title: str,
+    *,
+    first_col: bool,
+    last_row: bool,
+    tick_size: int = BASE_FONT_SIZE - 3,
+) -> dict[str, dict]:
+    """The x and y axes of one head's cell (paper domains ``x``, ``y``): tick labels on the outer edges."""
+    return {
+        f"xaxis{axis}": {
+            "domain": [max(0.0, round(x[0], 6)), min(1.0, round(x[1], 6))],
+            "anchor": f"y{axis}",
+            "showgrid": False,
+            "zeroline": False,
+            "tickfont": {"size": tick_size},
+            "showticklabels": last_row,  # the row below's head titles sit where they would be
+            "nticks": 4,
+        },
+        f"yaxis{axis}": {
+            "domain": [max(0.0, round(y[0], 6)), min(1.0, round(y[1], 6))],
+            "anchor": f"x{axis}",
+            "autorange": "reversed",
+            "title": {"text": y_title if first_col else ""},
+            "showticklabels": first_col,
+            "showgrid": False,
+            "zeroline": False,
+            "nticks": 5,
+        },
+    }
+
+
+def _head_map(z: np.ndarray, axis: str, head: str, x_title: str, y_title: str) -> dict:
+    """One head's (L, S) heatmap trace on the axes ``x<axis>``/``y<axis>``, hovering its weight."""
+    return {
+        "type": "heatmap",
+        "z": z,
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "coloraxis": "coloraxis",
+        "hovertemplate": f"{head}<br>{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
+    }
+
+
+def _head_title(text: str, x: float, y: float, *, small: bool) -> dict:
+    """A head's title above its map (paper coordinates: centre ``x``, the map's top ``y``)."""
+    return {
+        "text": text,
+        "x": x,
+        "y": y,
+        "xref": "paper",
+        "yref": "paper",
+        "xanchor": "center",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": BASE_FONT_SIZE - 2 if small else BASE_FONT_SIZE},
+    }
+
+
 def attention_heads(
     weights: np.ndarray,
     *,
@@ -151,8 +231,10 @@ def attention_heads(
     cols: int | None = None,
     row_height: int | None = None,
     zmax: float | None = None,
+    narrow: bool = False,
 ) -> go.Figure:
-    """One heatmap per head, rows = queries (top = position 0), columns = keys.
+    """One heatmap per head, rows = queries (top = position 0), columns = keys (on a phone,
+    ``narrow``: one head per row up to 4 heads, else 2 or 4 to a row, whatever ``cols`` says).
 
     Args:
         weights: (H, L, S) attention weights of one example and layer.
@@ -174,78 +256,39 @@ def attention_heads(
     if len(head_titles) != H:
         raise ValueError(f"need {H} head titles, got {len(head_titles)}")
     cols = cols or (H if H <= 4 else 4 if H <= 8 else 8)
-    if zmax is None:
-        below = w[:, 1:, :] if w.shape[1] > 1 else w
-        zmax = float(np.nanmax(below)) if np.isfinite(below).any() else 1.0
-        zmax = zmax if zmax > 0 else 1.0
+    if narrow:
+        cols = 1 if H <= 4 else 2 if H <= 8 else 4
+    zmax = _default_zmax(w) if zmax is None else zmax
     rows = -(-H // cols)
-    gap_x, gap_y = 0.03, 0.07
+    # between heads: room for the last key label of one map and the first of the next ("30", "0")
+    gap_x, gap_y = 0.08, 0.07
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
     cell_h = (1.0 - gap_y * (rows - 1)) / rows
     data, annotations = [], []
     row_height = row_height or (300 if cols <= 4 else 170)
+    if narrow:
+        side = (NARROW_WIDTH - NARROW_MARGIN_LEFT - NARROW_COLORBAR_MARGIN) * cell_w  # square maps
+        row_height = round(side / (1 - gap_y) + 24)  # + the head's title
     layout = _light_layout(title, height=130 + rows * row_height)
     for h in range(H):
         r, c = divmod(h, cols)
         axis = "" if h == 0 else str(h + 1)
         x0 = c * (cell_w + gap_x)
         y1 = 1.0 - r * (cell_h + gap_y)
-        data.append(
-            {
-                "type": "heatmap",
-                "z": w[h],
-                "xaxis": f"x{axis}",
-                "yaxis": f"y{axis}",
-                "coloraxis": "coloraxis",
-                "hovertemplate": f"{head_titles[h]}<br>{y_title} %{{y}}<br>{x_title} %{{x}}"
-                "<br>%{z:.3f}<extra></extra>",
-            }
+        data.append(_head_map(w[h], axis, head_titles[h], x_title, y_title))
+        layout |= _head_axes(
+            axis,
+            (x0, x0 + cell_w),
+            (y1 - cell_h, y1),
+            y_title,
+            first_col=c == 0,
+            last_row=r == rows - 1,
+            tick_size=(NARROW_FONT_SIZE if narrow else BASE_FONT_SIZE) - 3,
         )
-        layout[f"xaxis{axis}"] = {
-            "domain": [max(0.0, round(x0, 6)), min(1.0, round(x0 + cell_w, 6))],
-            "anchor": f"y{axis}",
-            "showgrid": False,
-            "zeroline": False,
-            "tickfont": {"size": BASE_FONT_SIZE - 3},
-            "showticklabels": r == rows - 1,  # the row below's head titles sit where they would be
-            "nticks": 4,
-        }
-        layout[f"yaxis{axis}"] = {
-            "domain": [max(0.0, round(y1 - cell_h, 6)), min(1.0, round(y1, 6))],
-            "anchor": f"x{axis}",
-            "autorange": "reversed",
-            "title": {"text": y_title if c == 0 else ""},
-            "showticklabels": c == 0,
-            "showgrid": False,
-            "zeroline": False,
-            "nticks": 5,
-        }
-        annotations.append(
-            {
-                "text": head_titles[h],
-                "x": x0 + cell_w / 2,
-                "y": y1,
-                "xref": "paper",
-                "yref": "paper",
-                "xanchor": "center",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": BASE_FONT_SIZE if cols <= 4 else BASE_FONT_SIZE - 2},
-            }
-        )
-    annotations.append(
-        {
-            "text": x_title,
-            "x": 0.5,
-            "y": 0,
-            "xref": "paper",
-            "yref": "paper",
-            "xanchor": "center",
-            "yanchor": "top",
-            "yshift": -28,
-            "showarrow": False,
-        }
-    )
+        annotations.append(_head_title(head_titles[h], x0 + cell_w / 2, y1, small=cols > 4))
+    # the keys' axis title once, under the whole grid
+    bottom = {"xanchor": "center", "yanchor": "top", "yshift": -28, "showarrow": False}
+    annotations.append({"text": x_title, "x": 0.5, "y": 0, "xref": "paper", "yref": "paper", **bottom})
     layout["annotations"] = annotations
     layout["margin"] = {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 90, "b": 60}
     layout["coloraxis"] = {
@@ -307,7 +350,7 @@ def walks_plot(
             y=example[:-1],
             mode="lines+markers",
             name=names["example"],
-            line={"color": "#000000", "width": 3},
+            line={"color": BLACK, "width": 3},
             marker={"size": 5},
             hovertemplate="t = %{x}: %{y:.3f}<extra></extra>",
         )
@@ -355,7 +398,7 @@ def prediction_plot(
     fig.add_vrect(
         x0=-0.5,
         x1=context - 0.5,
-        fillcolor="#DDDDDD",
+        fillcolor=LIGHT_GREY,
         opacity=0.35,
         line_width=0,
         annotation_text=names["context"],
@@ -367,7 +410,7 @@ def prediction_plot(
             y=values,
             mode="lines+markers",
             name=names["truth"],
-            line={"color": "#000000", "width": 3},
+            line={"color": BLACK, "width": 3},
         )
     )
     fig.add_trace(
@@ -420,7 +463,7 @@ def distance_bars(
             y=reference,
             mode="lines+markers",
             name=names["uniform"],
-            line={"color": "#555555", "dash": "dot", "width": 2},
+            line={"color": MID_GREY, "dash": "dot", "width": 2},
         )
     )
     fig.update_xaxes(title=x_title)
@@ -429,62 +472,10 @@ def distance_bars(
 
 
 #: Cell colours of the diagnostics table, by level.
-LEVEL_COLORS = {"green": "#D8F0DF", "amber": "#FCEBC8", "red": "#F8D3D0"}
 #: Relative column widths of the diagnostics table and the characters that fit each at 15 px.
 _TABLE_COLUMNS = {"status": (0.8, 10), "symptom": (1.8, 26), "measure": (2.0, 30), "remedy": (3.2, 48)}
-
-
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-#: Chinese punctuation that must not start a line (it stays with the character before it).
-_NO_LINE_START = set("，。、；：！？）》」』”’%")
-
-
-def _tokens(paragraph: str) -> list[str]:
-    """Unbreakable pieces: a run of Latin letters/digits/symbols ("0.21", "h=0.3"), one CJK
-    character (with any closing punctuation after it), or a space."""
-    tokens: list[str] = []
-    for ch in paragraph:
-        wide = _width(ch) == 2
-        if ch == " ":
-            tokens.append(" ")
-        elif ch in _NO_LINE_START and tokens and tokens[-1] != " ":
-            tokens[-1] += ch
-        elif wide or not tokens or tokens[-1] == " " or _width(tokens[-1][-1]) == 2:
-            tokens.append(ch)
-        else:
-            tokens[-1] += ch
-    return tokens
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """Break ``text`` into lines of at most ``width`` columns (CJK characters count double).
-
-    Plotly's table cells only break at ``<br>``. Lines break at spaces and between Chinese
-    characters, never inside a number or a word ("0.21" stays whole), and never before closing
-    punctuation; only a single word longer than a line is cut.
-    """
-    lines: list[str] = []
-    for paragraph in text.split("<br>"):
-        line = ""
-        for token in _tokens(paragraph):
-            if _width(line + token) <= width:
-                line += token if (line or token != " ") else ""
-                continue
-            if token == " ":
-                continue  # the break itself
-            if line.strip():
-                lines.append(line.rstrip())
-            line = ""
-            while _width(token) > width:  # a word longer than a line: cut it
-                cut = next(i for i in range(len(token), 0, -1) if _width(token[:i]) <= width)
-                lines.append(token[:cut])
-                token = token[cut:]
-            line = token
-        lines.append(line.rstrip())
-    return lines
+#: The same on a phone (:data:`figures.common.NARROW_WIDTH`) at 11 px.
+_NARROW_TABLE_COLUMNS = {"status": (1.0, 8), "symptom": (1.4, 11), "measure": (1.5, 12), "remedy": (1.9, 15)}
 
 
 def diagnostics_table(
@@ -493,8 +484,10 @@ def diagnostics_table(
     headers: Mapping[str, str],
     title: str | None = None,
     height: int | None = None,
+    narrow: bool = False,
 ) -> go.Figure:
-    """The post's troubleshooting table, evaluated: one coloured row per symptom.
+    """The post's troubleshooting table, evaluated: one coloured row per symptom (on a phone,
+    ``narrow``: smaller type, cells wrapped to the phone's width).
 
     Args:
         rows: each with ``level`` (green/amber/red), ``status`` (translated level), ``symptom``,
@@ -505,32 +498,39 @@ def diagnostics_table(
     Raises:
         ValueError: on an unknown level.
     """
-    columns = list(_TABLE_COLUMNS)
+    spec = _NARROW_TABLE_COLUMNS if narrow else _TABLE_COLUMNS
+    columns = list(spec)
     for row in rows:
         if row["level"] not in LEVEL_COLORS:
             raise ValueError(f"level must be one of {sorted(LEVEL_COLORS)}, got {row['level']!r}")
-    wrapped = [{c: _wrap(str(row[c]), _TABLE_COLUMNS[c][1]) for c in columns} for row in rows]
+    wrapped = [{c: wrap_lines(str(row[c]), spec[c][1]) for c in columns} for row in rows]
+    header = {c: "<br>".join(wrap_lines(headers[c], spec[c][1])) if narrow else headers[c] for c in columns}
     lines = [max(len(cell) for cell in row.values()) for row in wrapped]
     fills = [LEVEL_COLORS[row["level"]] for row in rows]
+    size = 11 if narrow else BASE_FONT_SIZE - 1
+    line_px = 16 if narrow else 20
+    header_px = 34 if not narrow else 10 + 16 * max(v.count("<br>") + 1 for v in header.values())
     fig = go.Figure(
         go.Table(
-            columnwidth=[_TABLE_COLUMNS[c][0] for c in columns],
+            columnwidth=[spec[c][0] for c in columns],
             header={
-                "values": [f"<b>{headers[c]}</b>" for c in columns],
-                "fill_color": "#F2F2F2",
+                "values": [f"<b>{header[c]}</b>" for c in columns],
+                "fill_color": PANEL,
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE, "color": "#222222"},
-                "height": 34,
+                "font": {"size": size + 1, "color": DARK_GREY},
+                "height": header_px,
             },
             cells={
                 "values": [["<br>".join(row[c]) for row in wrapped] for c in columns],
                 "fill_color": [fills] * len(columns),
                 "align": "left",
-                "font": {"size": BASE_FONT_SIZE - 1, "color": "#222222"},
-                "height": 24,
+                "font": {"size": size, "color": DARK_GREY},
+                "height": line_px + 4,
             },
         )
     )
-    fig = base_layout(fig, title=title, height=height or 60 + 34 + sum(20 * n + 10 for n in lines))
+    fig = base_layout(
+        fig, title=title, height=height or 60 + header_px + sum(line_px * n + 10 for n in lines)
+    )
     fig.update_layout(margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 10})
     return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import t
-from ui.layout import page_header, table
+from ui.layout import dictionary_table, page_header
 from ui.sections import Section, heading, run_sections
 
 LESSONS = [
@@ -18,8 +18,6 @@ LESSONS = [
     ("pages/in-context.py", "nav.in_context", "home.lesson_in_context"),
 ]
 
-MAPPING_ROWS = ["query", "keys", "values", "score", "normaliser", "bandwidth", "output"]
-
 
 def formulas() -> None:
     st.latex(
@@ -27,26 +25,19 @@ def formulas() -> None:
         r"{\sum_j K\!\left(\frac{x - x_j}{h}\right)}\, y_i"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
-    heading("home.mapping_title", sub=True)
-    table(
-        {
-            t("home.mapping_col_concept"): [t(f"home.mapping_{r}_concept") for r in MAPPING_ROWS],
-            t("home.mapping_col_nw"): [t(f"home.mapping_{r}_nw") for r in MAPPING_ROWS],
-            t("home.mapping_col_attention"): [t(f"home.mapping_{r}_attention") for r in MAPPING_ROWS],
-        },
-        hide_index=True,
-    )
+    heading("home.mapping_title")
+    dictionary_table()
 
 
 def lesson_map() -> None:
-    heading("home.map_title", sub=True)
+    heading("home.map_title")
     for i, (script, title_key, blurb_key) in enumerate(LESSONS, start=1):
         st.page_link(script, label=f"{i}. {t(title_key)}")
         st.caption(t(blurb_key))
 
 
 def in_class() -> None:
-    heading("home.class_title", sub=True)
+    heading("home.class_title")
     st.markdown(t("home.class_body"))
 
 

@@ -1,8 +1,8 @@
 """Attention *learns* kernel regression: one softmax unit trained on many small regression tasks
 picks the bandwidth Nadaraya-Watson would need (Collins et al., NeurIPS 2024).
 
-Thin page: controls and the live run in ``ui.in_context``; the math in ``core.in_context``; the
-figures in ``figures.in_context``.
+Thin page: controls and the live run in ``ui.in_context``; the math in ``core.in_context``, what
+the page measures in ``core.lessons.in_context``; the figures in ``figures.in_context``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,19 @@ from typing import Any, NoReturn
 import streamlit as st
 
 from core import in_context as icl
-from core.in_context import ICLConfig, ICLRun, References, Sweep
+from core.in_context import ICLConfig, ICLRun, References
+from core.lessons import in_context as lesson
+from core.lessons.in_context import Sweep
 from figures import in_context as figs
 from ui import classroom, questions
 from ui import in_context as ui_ic
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
+from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
-#: ninth of the time (``ui.in_context.RedrawClock``); progress and status at most every 0.2 s.
+#: ninth of the time (``ui.live_run.RedrawClock``); progress and status at most every 0.2 s.
 CHART_INTERVAL_S = 0.7
 STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
@@ -110,7 +113,7 @@ class LiveView:
         self.task = st.empty()
         self.draws = 0
         self.last_status = -float("inf")
-        self.clock = ui_ic.RedrawClock(CHART_INTERVAL_S)
+        self.clock = RedrawClock(CHART_INTERVAL_S)
 
     def draw(
         self, config: ICLConfig, refs: References, run: ICLRun | None = None, *, live: bool = False
@@ -124,15 +127,18 @@ class LiveView:
         self.progress.progress(
             min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
         )
-        self._draw_status(refs, run)
+        questions.reveal("ic_learned_h", partial(self._draw_status, refs, run), placeholder=False)
         if live and not self.clock.due():
             return
         started = time.perf_counter()
         self.draws += 1
         build = figs if live else _Cached  # live frames change every draw: not worth caching
-        self._draw_bandwidth(build, config, refs, run)
+        # the learned bandwidth, and one context's weights, answer the question about it
+        draw = partial(self._draw_bandwidth, build, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.bandwidth)
         self._draw_error(build, config, refs, run)
-        self._draw_task(build, config, refs, run)
+        draw = partial(self._draw_task, build, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.task, placeholder=False)
         self.clock.done(started)
 
     def _draw_status(self, refs: References, run: ICLRun | None) -> None:
@@ -220,7 +226,7 @@ class LiveView:
         )
         with self.task.container():
             show_figure(
-                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=icl.context_view
+                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=lesson.context_view
             )
 
 
@@ -265,29 +271,26 @@ def controls_section() -> ICLConfig | None:
 
 def live_section(config: ICLConfig | None) -> ICLRun | None:
     """Buttons, the live charts and the run; returns the run (or None)."""
-    notice = ui_ic.pop_notice()
-    if notice:
-        st.info(t(notice))
-    ui_ic.render_buttons(config is not None)
-    run = ui_ic.live().run
-    if run is not None and config is not None and not run.config.same_run_as(config):
-        st.warning(t("ic.config_changed"))
+    ui_ic.LIVE.buttons(config is not None)
+    run = ui_ic.LIVE.current()
+    ui_ic.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     if shown is None:
         return None
-    training = ui_ic.mode(config) in ("running", "step")
+    training = ui_ic.LIVE.is_training(config)
     with st.spinner(t("ic.measuring_refs")):
         # before any run, without the slow LOO-CV line: a task control's step stays light
         refs = ui_ic.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
+    elif not training and run.steps_done >= run.config.steps:
+        _learned_question(run, refs)  # a finished run: before the charts, they show where h ended
     view = LiveView()
     if training:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
     if run is not None:
-        _learned_question(run, refs)
-        _bandwidth_verdict(run, refs)
+        questions.reveal("ic_learned_h", partial(_bandwidth_verdict, run, refs), placeholder=False)
     return run
 
 
@@ -300,20 +303,30 @@ def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs
             refs = ui_ic.references(config)
         view.draw(config, refs, None)
         view.status.info(t("ic.starting"))
-    ui_ic.train_live(
-        config,
-        on_step=lambda r: view.draw(r.config, refs, r, live=True),
-        on_wait=lambda: view.status.warning(ui_ic.waiting_message()),
+    ui_ic.LIVE.train_and_rerun(
+        config, redraw=lambda r: view.draw(r.config, refs, r, live=True), status=view.status
     )
-    st.rerun()
 
 
 def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
-    """Where the learned bandwidth ended, against the oracle's, in one sentence."""
+    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
     h = run.bandwidth[-1]
-    st.markdown(
-        t(ui_ic.verdict_bandwidth(h, refs.oracle_h), h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median)
-    )
+    key = ui_ic.verdict_bandwidth(h, refs.oracle_h)
+    moving = ui_ic.still_moving(run.bandwidth)
+    if moving is not None and key == "ic.verdict_h_match":
+        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
+    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
+    if moving is not None:
+        drift, window = moving
+        st.markdown(
+            t(
+                "ic.not_converged",
+                drift=f"{drift:+.1%}",
+                window=window,
+                settled=f"{ui_ic.SETTLED_DRIFT:.0%}",
+                steps=run.steps_done,
+            )
+        )
 
 
 def window_section(run: ICLRun | None) -> None:
@@ -336,14 +349,19 @@ def window_section(run: ICLRun | None) -> None:
             x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
             y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
         )
-        ellipse_code = (icl.plane_of, icl.window_of)
+        ellipse_code = (lesson.plane_of, lesson.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
+        drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
+        if lesson.curvature_kind(drawn) != "window":
+            st.caption(
+                t("ic.ellipse_no_window", reading=ui_ic.curvature_reading(drawn), cap=f"{shape.cap:g}")
+            )
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
-        st.metric(t("ic.metric_along"), f"{shape.window.widths[0]:.3f}")
-        st.metric(t("ic.metric_across"), f"{shape.window.widths[-1]:.3g}", help=t("ic.metric_across_help"))
+        table(ui_ic.window_rows(shape.window))
         st.markdown(t(ui_ic.verdict_alignment(shape.window)))
+        st.markdown(ui_ic.window_claim(shape.window))
         if run.config.dim == 2:
             st.caption(t("ic.window_d2"))
 
@@ -354,7 +372,7 @@ def compare_section(config: ICLConfig) -> None:
     heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
     ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
-    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.waiting_message()))
+    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.LIVE.waiting_message()))
     if result is None:
         st.caption(t("ic.compare_hint"))
         return
@@ -388,7 +406,7 @@ def sweep_section(config: ICLConfig) -> None:
         st.caption(t("ic.sweep_hint"))
         return
     _context_question(result)
-    _show_sweep(result)
+    questions.reveal("ic_more_context", partial(_show_sweep, result))
 
 
 def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
@@ -399,7 +417,7 @@ def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
         on_progress=lambda done, total: bar.progress(
             done / total, text=t("ic.sweep_progress", done=done, total=total)
         ),
-        on_wait=lambda: bar.caption(ui_ic.waiting_message()),
+        on_wait=lambda: bar.caption(ui_ic.LIVE.waiting_message()),
     )
     bar.empty()
     return result
@@ -442,7 +460,7 @@ def _show_sweep(result: Sweep) -> None:
         x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
         y_title=t("ic.axis_bandwidth"),
     )
-    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=icl.sweep)
+    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep)
     table(ui_ic.trend_rows(result))
     note = ui_ic.sweep_note(result)
     if note:
@@ -457,13 +475,14 @@ def takeaway_section() -> None:
 
 def render() -> None:
     page_header("ic.title", "ic.intro")
-    ui_ic.on_page_start()
-    idea_section()
+    ui_ic.LIVE.on_page_start()
+    if classroom.on_title_slide():  # part of the page's header
+        idea_section()
     with classroom.controls_area():
         config = controls_section()
     sections = [
         Section("ic.live_title", partial(live_section, config)),
-        Section("ic.window_title", lambda: window_section(ui_ic.live().run)),  # the run on screen
+        Section("ic.window_title", lambda: window_section(ui_ic.LIVE.current())),  # the run on screen
     ]
     if config is not None:
         sections += [

@@ -1,8 +1,9 @@
 """Attention as a kernel you can approximate: random features, FAVOR+ and linear attention.
 
 Thin page: controls -> ``ui.kernel_approximation`` (cached calls into
-``core.kernel_approximation``) -> ``figures.kernel_approximation``. Sections whose controls drive
-only themselves are fragments; the cost measurement runs on a button and its last result stays.
+``core.lessons.kernel_approximation``) -> ``figures.kernel_approximation``. Sections whose controls
+drive only themselves are fragments; the cost measurement runs on a button and its last result
+stays.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from functools import partial
 import streamlit as st
 
 import figures.kernel_approximation
-from core import kernel_approximation as ka
+from core.lessons import kernel_approximation as ka
+from core.random_features import rff_nw_predict
 from ui import controls as uc
 from ui import kernel_approximation as uk
 from ui import questions
@@ -35,11 +37,6 @@ KERNEL_NAMES = ("exponential", "rbf", "polynomial")
 @st.fragment
 def regression_section() -> None:
     heading("ka.rff_title")
-    st.markdown(t("ka.rff_body"))
-    st.latex(
-        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
-        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
-    )
     c1, c2, c3 = st.columns(3)
     h = float(uc.select_slider("ka.h", key="ka_h", options=uk.BANDWIDTHS, value=0.3, where=c1))
     m = int(
@@ -49,11 +46,23 @@ def regression_section() -> None:
     fit = uk.rff_fit(h, m, seed)
     conv = uk.rff_convergence(h, seed)
     _slope_question(conv)
+    questions.reveal("ka_quadruple_m", partial(_rff_results, fit, conv, h, m, seed))
+
+
+def _rff_results(fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int) -> None:
+    """Random Fourier features (the body says how fast they converge), measured: the answer."""
+    st.markdown(t("ka.rff_body"))
+    st.latex(
+        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
+        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
+    )
+    at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
     k1, k2, k3 = st.columns(3)
-    k1.metric(t("ka.metric_fit_rms"), f"{fit.rms_error:.3g}")
+    k1.metric(t("ka.metric_fit_rms", seeds=uk.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
-    rff_figures(uk.regression_data(), fit, conv, h, m)
+    st.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=uk.RFF_SEEDS))
+    rff_figures(uk.regression_data(), fit, conv, h, m, seed)
 
 
 #: What quadrupling m does to an error falling like m^slope, by the nearest slope.
@@ -73,8 +82,10 @@ def _slope_question(conv: uk.RffConvergence) -> None:
     )
 
 
-def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int) -> None:
-    """The random-feature fit next to the error against m."""
+def rff_figures(
+    data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int
+) -> None:
+    """The random-feature fit next to the error against m (medians of ``uk.RFF_SEEDS`` draws)."""
     a, b = st.columns(2)
     with a:
         fig = fk.rff_fit_figure(
@@ -88,13 +99,13 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
             x_title="x",
             y_title="y",
         )
-        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=ka.rff_nw_predict)
+        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=rff_nw_predict)
     with b:
         fig = fk.loglog_figure(
             conv.m,
             {
-                t("ka.series_kernel_rms"): conv.kernel_rms,
-                t("ka.series_fit_rms"): conv.fit_rms,
+                t("ka.series_kernel_rms", seeds=uk.RFF_SEEDS): conv.kernel_rms,
+                t("ka.series_fit_rms", seeds=uk.RFF_SEEDS): conv.fit_rms,
                 t("ka.series_sqrt_m"): conv.reference,
             },
             title=t("ka.fig_rff_error"),
@@ -104,7 +115,15 @@ def rff_figures(data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence
             marker_x=float(m),
             marker_text=t("ka.current_m"),
         )
-        show_figure(fig, key="ka_fig_rff_error", look_for_key="ka.look_rff_error", code=ka.rff_convergence)
+        show_figure(
+            fig,
+            key="ka_fig_rff_error",
+            look_for_key="ka.look_rff_error",
+            code=ka.rff_convergence,
+            seeds=uk.RFF_SEEDS,
+            first=seed,
+            last=seed + uk.RFF_SEEDS - 1,
+        )
 
 
 def attention_intro() -> None:
@@ -167,6 +186,11 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
         explain_key="q.ka_negative_explain",
         explain_kwargs={"lowest": f"{lowest:.3g}"},
     )
+    questions.reveal("ka_negative", partial(_approximation_results, r, m))
+
+
+def _approximation_results(r, m: int) -> None:
+    """The errors of the approximate attention and its three maps (negative weights show here)."""
     k1, k2, k3 = st.columns(3)
     k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
     k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
@@ -187,10 +211,15 @@ def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
 
 def features_section(inp: uk.AttentionInputs, seed: int) -> None:
     heading("ka.features_title", sub=True)
-    st.markdown(t("ka.features_body"))
+    st.markdown(t("ka.features_body", seeds=uk.FEATURE_SEEDS))
     cmp = uk.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
     _best_features_question(cmp, names)
+    questions.reveal("ka_best_features", partial(_features_results, cmp, names, inp))
+
+
+def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> None:
+    """The error of each kind of feature against m, the denominators, and why positive ones win."""
     a, b = st.columns(2)
     with a:
         series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
@@ -208,7 +237,27 @@ def features_section(inp: uk.AttentionInputs, seed: int) -> None:
         )
     with b:
         _denominators_figure(cmp)
+    _feature_verdicts(cmp, inp)
     st.markdown(t("ka.features_why"))
+
+
+#: The comparisons said under the error chart: (kind, the kinds it is compared with, i18n key).
+FEATURE_VERSUS = (
+    ("trigonometric", ("positive_orthogonal", "positive_iid"), "ka.trig_vs_positive"),
+    ("positive_orthogonal", ("positive_iid",), "ka.orth_vs_iid"),
+)
+
+
+def _feature_verdicts(cmp, inp: uk.AttentionInputs) -> None:
+    """How the kinds compare at each m on the inputs on screen (computed, with the m ranges)."""
+    sigma, d = f"{inp.sigma:g}", inp.q.shape[-1]
+    for kind, others, key in FEATURE_VERSUS:
+        parts = [
+            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{ka.SAME_RTOL:.0%}")
+            for run in uk.comparison_runs(cmp, kind, others)
+        ]
+        st.markdown(t(key, sigma=sigma, d=d, parts=t("ka.part_sep").join(parts)))
+    st.caption(t("ka.trig_depends"))
 
 
 def _best_features_question(cmp, names: dict[str, str]) -> None:
@@ -290,7 +339,18 @@ def dissection_section(inp: uk.AttentionInputs) -> None:
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
     )
-    show_figure(fig, key="ka_fig_tsai", look_for_key="ka.look_tsai", code=ka.dissection_weights)
+    poly = uk.polynomial_match(inp)
+    show_figure(
+        fig,
+        key="ka_fig_tsai",
+        look_for_key="ka.look_tsai",
+        code=(ka.dissection_weights, ka.polynomial_match),
+        pct=f"{poly.rtol:.0%}",
+        radius=f"{poly.radius:.2f}",
+        share=f"{poly.share:.0%}",
+        lo=f"{poly.lowest:.2f}",
+        hi=f"{poly.highest:.2f}",
+    )
 
 
 COST_REQUESTED = "ka_cost_requested"

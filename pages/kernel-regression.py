@@ -21,7 +21,7 @@ from core.kernels import FORMULAS, KERNELS
 from ui import classroom, controls, questions
 from ui import live_slider as live
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
@@ -29,7 +29,6 @@ figs = cached_figures(figures.kernel_regression)
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
-MAPPING_ROWS = ("query", "keys", "values", "score", "normaliser", "bandwidth", "output")
 
 
 def _set_bandwidth(key: str, value: float) -> None:
@@ -82,7 +81,12 @@ def uploaded_data(builtin: kr.PageData) -> kr.PageData:
     """Sidebar: the CSV upload. Returns its data, or ``builtin`` without a file (or a bad one)."""
     sb = st.sidebar
     sb.subheader(t("kr.upload_header"))
-    upload = sb.file_uploader(t("kr.upload"), key="kr_upload", help=t("kr.upload_help", max=kr.MAX_N))
+    upload = sb.file_uploader(
+        t("kr.upload"),
+        key="kr_upload",
+        help=t("kr.upload_help", max=kr.MAX_N),
+        max_upload_size=kr.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
+    )
     if upload is None:
         return builtin
     try:
@@ -129,7 +133,7 @@ def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float
 
 
 def formula_and_mapping(kernel: str) -> None:
-    heading("kr.formula_header", sub=True)
+    heading("kr.formula_header")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
@@ -138,19 +142,12 @@ def formula_and_mapping(kernel: str) -> None:
     st.markdown(t("kr.formula_body"))
     st.latex(r"w_i(x) = \mathrm{softmax}_i\!\left(-\frac{(x - x_i)^2}{2h^2}\right)")
     with st.expander(t("kr.mapping_header"), expanded=True):
-        table(
-            {
-                t("kr.mapping_col_nw"): [t(f"kr.mapping_{r}_nw") for r in MAPPING_ROWS],
-                t("kr.mapping_col_attention"): [t(f"kr.mapping_{r}_attention") for r in MAPPING_ROWS],
-                t("kr.mapping_col_role"): [t(f"kr.mapping_{r}_role") for r in MAPPING_ROWS],
-            },
-            hide_index=True,
-        )
+        dictionary_table()
 
 
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
-    heading("kr.claims_header", sub=True)
+    heading("kr.claims_header")
     with st.spinner(t("kr.computing")):
         claims = kr.post_claims()
     h_g, cv_g = claims.best["gaussian"]
@@ -173,7 +170,10 @@ def post_claims_section() -> None:
         },
         hide_index=True,
     )
-    st.markdown(t("kr.claim_kernels_note"))
+    sep = t("kr.list_sep")
+    inside = sep.join(t(f"kr.kernel_{k}") for k in claims.best if claims.in_claimed_range(k))
+    outside = sep.join(t(f"kr.kernel_{k}") for k in claims.best if not claims.in_claimed_range(k))
+    st.markdown(t("kr.claim_kernels_note", inside=inside or "—", outside=outside or "—"))
     tp = claims.turning_points_at_post_h
     st.markdown(
         t(
@@ -191,7 +191,7 @@ def post_claims_section() -> None:
 
 
 def loop_vs_matrix(data: kr.PageData, h: float) -> None:
-    heading("kr.timing_header", sub=True)
+    heading("kr.timing_header")
     st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
@@ -229,7 +229,7 @@ class View:
 
 
 def fit_section(v: View) -> None:
-    heading("kr.fit_header", sub=True)
+    heading("kr.fit_header")
     data, h = v.data, v.h
     fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = figs.fit_figure(
@@ -259,11 +259,11 @@ def fit_section(v: View) -> None:
 
 
 def row_section(v: View) -> None:
-    """One query's weights: a row of the attention map."""
-    heading("kr.row_header", sub=True)
+    """One query's weights: a row of the attention map (drawn once its question is answered)."""
+    heading("kr.row_header")
     data, xq = v.data, v.xq
     q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
-    row, y_hat, active = q.weights, q.y_hat, q.active
+    active = q.active
     if active:
         questions.ask(
             "kr_active",
@@ -277,6 +277,13 @@ def row_section(v: View) -> None:
             explain_key="q.kr_active_explain",
             explain_kwargs={"active": active, "n": data.x.size, "h": kr.fmt_h(v.h)},
         )
+    questions.reveal("kr_active", partial(_row_figure, v, q))
+
+
+def _row_figure(v: View, q: kr.QueryRow) -> None:
+    """The weights of the query x* over the samples, and the estimate they give."""
+    data, xq = v.data, v.xq
+    row, y_hat, active = q.weights, q.y_hat, q.active
     fig = figs.attention_row_figure(
         data.x,
         data.y,
@@ -299,17 +306,8 @@ def row_section(v: View) -> None:
 
 
 def matrix_section(v: View) -> None:
-    heading("kr.matrix_header", sub=True)
+    heading("kr.matrix_header")
     queries = kr.heatmap_queries(v.data.grid)
-    fig = figs.weight_matrix_figure(
-        kr.weights(v.data.x, queries, v.kernel, v.h),
-        v.data.x,
-        queries,
-        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
-        x_title=t("kr.axis_sample"),
-        y_title=t("kr.axis_query"),
-    )
-    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
     row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
         "kr_row",
@@ -332,10 +330,21 @@ def matrix_section(v: View) -> None:
             "x_row": f"{queries[row]:.3g}",
         },
     )
+    fig = figs.weight_matrix_figure(
+        kr.weights(v.data.x, queries, v.kernel, v.h),
+        v.data.x,
+        queries,
+        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
+        x_title=t("kr.axis_sample"),
+        y_title=t("kr.axis_query"),
+        weight_title=t("common.weight"),  # short: the colour bar's margin holds it
+        peak_name=t("a11y.kr_peak"),
+    )
+    show_figure(fig, key="kr_fig_matrix", look_for_key="kr.look_matrix", code=nw.nw_weights)
 
 
 def kernels_section(v: View) -> None:
-    heading("kr.kernels_header", sub=True)
+    heading("kr.kernels_header")
     u = kr.KERNEL_U
     fig = figs.kernel_shapes_figure(
         u,
@@ -351,12 +360,28 @@ def kernels_section(v: View) -> None:
 
 def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
-    heading("kr.cv_header", sub=True)
+    heading("kr.cv_header")
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
         cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
         h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
     _cv_question(v, cv, cv_star)
+    questions.reveal("kr_cv_small_h", partial(_cv_figure, v, cv, h_star, cv_star))
+    snapped = kr.snap(h_star, v.h_grid)
+    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
+    st.button(
+        t("kr.set_hstar", h=kr.fmt_h(snapped)),
+        key="kr_use_hstar",
+        icon=":material/my_location:",
+        on_click=_set_bandwidth,
+        args=(v.h_key, snapped),
+        disabled=snapped == v.h,
+    )
+
+
+def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> None:
+    """The CV curve against h, with h* and the current h."""
+    data, kernel = v.data, v.kernel
     fig = figs.cv_figure(
         tuple(v.h_grid),
         cv,
@@ -374,16 +399,6 @@ def cv_section(v: View) -> None:
         claim_name=t("kr.legend_claim"),
     )
     show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv", code=(nw.loo_cv_errors, nw.select_bandwidth))
-    snapped = kr.snap(h_star, v.h_grid)
-    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
-    st.button(
-        t("kr.set_hstar", h=kr.fmt_h(snapped)),
-        key="kr_use_hstar",
-        icon=":material/my_location:",
-        on_click=_set_bandwidth,
-        args=(v.h_key, snapped),
-        disabled=snapped == v.h,
-    )
 
 
 def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
@@ -407,7 +422,7 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 
 
 def sweep_section(v: View) -> None:
-    heading("kr.sweep_header", sub=True)
+    heading("kr.sweep_header")
     data = v.data
     sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
     fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]

@@ -1,6 +1,6 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.kernel_attention`` and
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
 ``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
 backs it, computed now.
 """
@@ -16,19 +16,14 @@ import streamlit as st
 import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
-from core.kernel_attention import (
-    BandwidthLearning,
-    DotVsGaussian,
-    MetricLearning,
-    NwVsAttention,
-    QueryWeights,
-)
+from core.kernel_attention import DotVsGaussian
+from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
 from ui import attention as ua
 from ui import controls as uc
 from ui import live_slider as live
 from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -39,7 +34,6 @@ TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
 DIMS = (2, 4, 8, 16, 32, 64)
 LRS = (0.01, 0.02, 0.05, 0.1, 0.2)
 INIT_H = (0.1, 0.2, 0.5, 1.0, 2.0)
-MAPPING_ROWS = ("samples", "query", "values", "kernel", "normaliser", "bandwidth")
 #: Largest N the learnable-kernel section trains on (each step is O(N²)).
 MAX_LEARN_N = 200
 #: Queries and keys of the dot-product section (L = S).
@@ -48,14 +42,7 @@ N_VECTORS = 8
 
 def _mapping() -> None:
     heading("k2a.mapping_title")
-    table(
-        {
-            t("k2a.col_nw"): [t(f"k2a.map_{r}_nw") for r in MAPPING_ROWS],
-            t("k2a.col_attention"): [t(f"k2a.map_{r}_att") for r in MAPPING_ROWS],
-            t("k2a.col_meaning"): [t(f"k2a.map_{r}_meaning") for r in MAPPING_ROWS],
-        },
-        hide_index=True,
-    )
+    dictionary_table()
     st.markdown(t("k2a.mapping_body"))
     st.latex(
         r"w_i(x)=\frac{\exp\!\left(-\frac{(x-x_i)^2}{2h^2}\right)}"
@@ -100,6 +87,11 @@ def _three_figures(knobs: Callable[[], DataControls]) -> None:
     grid = ua.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
     one = ua.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
     _ask_temperature(c.bandwidth, grid)
+    questions.reveal("k2a_tau", partial(_three_results, c, grid, one))
+
+
+def _three_results(c: DataControls, grid: NwVsAttention, one: QueryWeights) -> None:
+    """The numbers, then the post's three figures (they show τ: drawn once τ is answered)."""
     _bridge_metrics(c, grid, one)
     _one_query_figure(c, one)
     c1, c2 = st.columns(2)
@@ -223,15 +215,20 @@ def _side_by_side_figure(grid: NwVsAttention) -> None:
 def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
     heading("k2a.dot_title")
+    tau, spread, dim = _dot_controls()
+    res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
+    _ask_dot_equal(res, tau, spread)
+    questions.reveal("k2a_dot_equal", partial(_dot_results, res, tau, spread))
+
+
+def _dot_results(res: DotVsGaussian, tau: float, spread: float) -> None:
+    """Why they agree (or not), and the measured difference."""
     st.markdown(t("k2a.dot_body"))
     st.latex(
         r"-\frac{\lVert q-k\rVert^2}{2\tau}=\frac{q\cdot k}{\tau}-\frac{\lVert q\rVert^2}{2\tau}"
         r"-\frac{\lVert k\rVert^2}{2\tau}\quad\Longrightarrow\quad"
         r"\lVert q\rVert=\lVert k\rVert=1:\ e^{q\cdot k/\tau}=e^{1/\tau}\,e^{-\lVert q-k\rVert^2/(2\tau)}"
     )
-    tau, spread, dim = _dot_controls()
-    res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
-    _ask_dot_equal(res, tau, spread)
     m = st.columns(3)
     m[0].metric(t("k2a.metric_dot_diff"), f"{res.max_abs_diff:.1e}")
     m[1].metric(t("k2a.metric_key_norms"), f"{res.key_norms.min():.2f} – {res.key_norms.max():.2f}")
@@ -335,11 +332,6 @@ def _request_learning() -> None:
 def _learnable(n: int, seed: int) -> None:
     """Learning h by gradient descent: trains only on its button (0.1-0.6 s); the last result stays."""
     heading("k2a.learn_title")
-    st.markdown(t("k2a.learn_body"))
-    st.latex(
-        r"\mathcal{L}(h)=\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j\neq i}w_{ij}(h)\,y_j\Big)^2"
-        r"\quad\text{vs}\quad\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j}w_{ij}(h)\,y_j\Big)^2"
-    )
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
     shown: ua.LearnRun | None = st.session_state.get("k2a_learned")
@@ -355,9 +347,23 @@ def _learnable(n: int, seed: int) -> None:
     if shown != wanted:
         st.info(t("k2a.learn_stale", steps=shown.steps, lr=shown.lr, h0=shown.h0), icon=":material/history:")
     if isinstance(res, BandwidthLearning):
-        _show_bandwidths(shown, res)
+        _ask_no_loo(shown, res)  # the body says what happens: it comes after the question
+        questions.reveal("k2a_no_loo", partial(_learn_results, shown, res))
     else:
-        _show_metrics(shown, res)
+        _learn_results(shown, res)
+
+
+def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
+    """The two objectives, then what training found with each."""
+    st.markdown(t("k2a.learn_body"))
+    st.latex(
+        r"\mathcal{L}(h)=\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j\neq i}w_{ij}(h)\,y_j\Big)^2"
+        r"\quad\text{vs}\quad\frac1N\sum_{i=1}^N\Big(y_i-\sum_{j}w_{ij}(h)\,y_j\Big)^2"
+    )
+    if isinstance(res, BandwidthLearning):
+        _show_bandwidths(run, res)
+    else:
+        _show_metrics(run, res)
 
 
 def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
@@ -408,8 +414,7 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 
 
 def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
-    """The 1-D run: the question, h three ways, the table, loss and h paths, the fits, the pitfall."""
-    _ask_no_loo(run, res)
+    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
     m = st.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
     m[1].metric(t("k2a.metric_h_cv"), f"{res.h_cv:.4f}", help=t("k2a.metric_h_cv_help"))

@@ -1,6 +1,6 @@
 """Multi-head attention and positional encodings: what heads do, when they repeat, why positions.
 
-Thin page: controls -> ``ui.multihead`` (cached calls into ``core.multihead_analysis``) -> cached
+Thin page: controls -> ``ui.multihead`` (cached calls into ``core.lessons.multi_head``) -> cached
 ``figures.multihead`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
 pitfall), 3.3 (positions) and 5.3 (redundant heads).
 
@@ -16,9 +16,9 @@ from functools import partial
 
 import streamlit as st
 
-from core import diagnostics, permutation, positional
-from core import multihead_analysis as mha
-from core.head_redundancy import redundancy_vs_heads
+from core import diagnostics, positional
+from core.lessons import multi_head as mha
+from core.lessons.multi_head import redundancy_vs_heads
 from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
 from ui import multihead as mh
@@ -179,7 +179,7 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
     )
     if H > 1:
         _sharpest_question(view, H)
-    _head_bars(view, short)
+    questions.reveal("mh_sharpest", partial(_head_bars, view, short))
 
 
 def _sharpest_question(view, H: int) -> None:
@@ -294,10 +294,8 @@ def _contiguity_code(demo) -> None:
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
     heading("mh.contig_title")
-    st.markdown(t("mh.contig_body"))
     demo = mh.contiguity(view.heads)
-    B, H, L, d_v = demo.shape
-    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
+    _, H, L, d_v = demo.shape
     questions.ask(
         "mh_view_error",
         prompt_key="q.mh_view_prompt",
@@ -310,6 +308,14 @@ def contiguity_section(view) -> None:
             "contiguous": t("common.yes" if demo.transposed_is_contiguous else "common.no"),
         },
     )
+    questions.reveal("mh_view_error", partial(_contiguity_results, demo))
+
+
+def _contiguity_results(demo) -> None:
+    """The post's story (it says what happens), both lines run, and the strides that explain it."""
+    B, H, L, d_v = demo.shape
+    st.markdown(t("mh.contig_body"))
+    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
     _contiguity_code(demo)
     yes, no = t("common.yes"), t("common.no")
     steps = ("heads", "transposed", "fixed")
@@ -402,6 +408,12 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
         explain_key="q.mh_perm_explain",
         explain_kwargs={"diff": f"{diff:.1e}"},
     )
+    questions.reveal("mh_perm_moves", partial(_permutation_results, spec, labels, result, head))
+
+
+def _permutation_results(spec: mh.LayerSpec, labels: tuple[str, ...], result, head: int) -> None:
+    """The difference of every encoding and mask, and the chosen head's maps (they answer it)."""
+    perm = [int(i) for i in result.perm]
     _permutation_table(result)
     shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
     rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
@@ -414,7 +426,7 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
         y_title=t("common.query"),
         colorbar_titles=(t("common.weight"), t("mh.diff_short")),
     )
-    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=permutation.permutation_experiment)
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=mha.permutation_experiment)
 
 
 def _request_run() -> None:

@@ -1,6 +1,6 @@
 """Scaled dot-product attention, taken apart: QKᵀ -> ÷ τ -> mask -> softmax -> × V.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.attention_analysis``) ->
+Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.scaled_dot_product``) ->
 cached ``figures.attention`` builders. Every claim is printed next to the number that backs it,
 computed on the current inputs. One convention: the scores are divided by the temperature τ
 (τ = √d_k in the Transformer); the scale factor 1/τ is the inverse temperature.
@@ -16,7 +16,7 @@ from functools import partial
 import streamlit as st
 
 from core import attention as attn
-from core import attention_analysis as aa
+from core.lessons import scaled_dot_product as aa
 from figures.attention import LinePanel, panel_axes, vline_marks
 from ui import attention as ua
 from ui import classroom, questions
@@ -309,22 +309,28 @@ def _dk_figure(e, dk: int) -> None:
     axes = panel_axes(len(panels))
     marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True, axes=axes)))
     looks = [(t(f"sdp.fig_dk_{name}"), f"sdp.look_dk_{name}") for name in DK_FIGURES]
-    show_figure(fig, key="sdp_fig_dk", looks=looks, code=attn.dk_experiment, marks=marker)
+    show_figure(fig, key="sdp_fig_dk", looks=looks, code=aa.dk_experiment, marks=marker)
 
 
 def dk_section(c: ua.SdpControls) -> None:
     """Why √d_k: variance, entropy, peak weight and gradients against d_k (cached per seed)."""
     heading("sdp.dk_title")
-    st.markdown(t("sdp.dk_body"))
-    st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     with st.spinner(t("sdp.dk_running")):
         e = ua.sdp_dk_experiment(c.seed)
-    _dk_figure(e, c.dk)
     i = list(e.d_k).index(c.dk)
+    _dk_question(e, i, c.dk)
+    questions.reveal("sdp_dk_peak", partial(_dk_results, e, i, c.dk))
+
+
+def _dk_results(e, i: int, dk: int) -> None:
+    """The reason, the four curves, the numbers at this d_k and the table (they answer the question)."""
+    st.markdown(t("sdp.dk_body"))
+    st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
+    _dk_figure(e, dk)
     st.markdown(
         t(
             "sdp.dk_claim",
-            dk=c.dk,
+            dk=dk,
             var=f"{e.var_measured[i]:.1f}",
             max_u=f"{e.max_weight_unscaled[i]:.2f}",
             max_s=f"{e.max_weight_scaled[i]:.2f}",
@@ -336,7 +342,6 @@ def dk_section(c: ua.SdpControls) -> None:
         )
     )
     table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
-    _dk_question(e, i, c.dk)
 
 
 def _dk_question(e, i: int, dk: int) -> None:
@@ -363,14 +368,20 @@ def _dk_question(e, i: int, dk: int) -> None:
 def nan_section(s: ua.SdpSetup) -> None:
     """A query with every key masked: the additive -inf gives NaN, the safe version zeros."""
     heading("sdp.nan_title")
+    w_naive = ua.sdp_naive(s.inputs, s.mask, s.scale)
+    empty = ua.count_fully_masked(s.mask)
+    _empty_row_questions(s, w_naive, empty)
+    questions.reveal(("sdp_empty_naive", "sdp_empty_safe"), partial(_nan_results, s, w_naive, empty))
+
+
+def _nan_results(s: ua.SdpSetup, w_naive, empty: int) -> None:
+    """Why NaN, the rows it hits on the page's mask, and the two weight maps side by side."""
     st.markdown(t("sdp.nan_body"))
     st.latex(
         r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad "
         r"z\equiv-\infty\ \Rightarrow\ z_j-\max_k z_k=-\infty-(-\infty)=\text{NaN}"
     )
-    w_naive = ua.sdp_naive(s.inputs, s.mask, s.scale)
     naive, safe = ua.row_stats(w_naive), ua.row_stats(s.steps.weights)
-    empty = ua.count_fully_masked(s.mask)
     m1, m2, m3 = st.columns(3)
     m1.metric(t("sdp.metric_empty_rows"), empty)
     m2.metric(t("sdp.metric_naive_nan"), naive.nan_rows)
@@ -386,7 +397,6 @@ def nan_section(s: ua.SdpSetup) -> None:
     with c2:
         _heat("weights", s.steps.weights, s, t("sdp.fig_safe"), "sdp_fig_safe")
     st.markdown(t("sdp.nan_why"))
-    _empty_row_questions(s, w_naive, empty)
 
 
 def _row_outcome(weights) -> str:
@@ -437,12 +447,27 @@ def torch_section(s: ua.SdpSetup) -> None:
 def normalizer_section(s: ua.SdpSetup) -> None:
     """Softmax, sparsemax and entmax-1.5 on the page's scores: which weights become exactly zero."""
     heading("sdp.sparse_title")
+    res = ua.normalizer_weights(s.inputs, s.mask, s.scale)
+    soft = res[[r.name for r in res].index("softmax")]
+    questions.ask(
+        "sdp_softmax_zero",
+        prompt_key="q.sdp_zero_prompt",
+        prompt_kwargs={"tau": f"{s.temperature:.3g}"},
+        choices={"yes": "common.yes", "no": "common.no"},
+        answer="yes" if soft.zeros else "no",
+        explain_key="q.sdp_zero_explain",
+        explain_kwargs={"zeros": soft.zeros, "allowed": soft.allowed, "underflow": soft.underflow},
+    )
+    questions.reveal("sdp_softmax_zero", partial(_normalizer_results, s, res))
+
+
+def _normalizer_results(s: ua.SdpSetup, res) -> None:
+    """What each normaliser does, its exact zeros on the page's scores, and the three maps."""
     st.markdown(t("sdp.sparse_body"))
     st.latex(
         r"\mathrm{sparsemax}(z)_j=\max(z_j-\theta,0),\quad \sum_j \max(z_j-\theta,0)=1;\qquad"
         r"\mathrm{entmax}_{1.5}(z)_j=\max(z_j/2-\theta,0)^2"
     )
-    res = ua.normalizer_weights(s.inputs, s.mask, s.scale)
     names = {r.name: t(f"sdp.norm_{r.name}") for r in res}
     for col, r in zip(st.columns(len(res)), res, strict=True):
         col.metric(t("sdp.metric_zeros", name=names[r.name]), f"{r.zeros} / {r.allowed}")
@@ -460,16 +485,7 @@ def normalizer_section(s: ua.SdpSetup) -> None:
     show_figure(
         fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers", code=aa.normalizer_weights
     )
-    soft = res[[r.name for r in res].index("softmax")]
-    questions.ask(
-        "sdp_softmax_zero",
-        prompt_key="q.sdp_zero_prompt",
-        prompt_kwargs={"tau": f"{s.temperature:.3g}"},
-        choices={"yes": "common.yes", "no": "common.no"},
-        answer="yes" if soft.zeros else "no",
-        explain_key="q.sdp_zero_explain",
-        explain_kwargs={"zeros": soft.zeros, "allowed": soft.allowed, "underflow": soft.underflow},
-    )
+    nw_normalizer_section()  # the same on kernel regression's scores: softmax's zeros again
 
 
 @st.fragment
@@ -574,16 +590,16 @@ def troubleshooting_section(s: ua.SdpSetup) -> None:
 
 
 def sparse_section(s: ua.SdpSetup) -> None:
-    normalizer_section(s)
-    nw_normalizer_section()
+    normalizer_section(s)  # draws nw_normalizer_section once its question is answered
 
 
 def render() -> None:
     page_header("sdp.title", "sdp.intro")
-    st.latex(
-        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
-        r"\qquad \tau=\sqrt{d_k}"
-    )
+    if classroom.on_title_slide():  # the page's formula: part of its header
+        st.latex(
+            r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\mathrm{mask}\!\left(\frac{QK^\top}{\tau}\right)\right)V,"
+            r"\qquad \tau=\sqrt{d_k}"
+        )
     with classroom.controls_area():
         slots: LiveSlots = {}
         controls = controls_section(slots)

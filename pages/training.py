@@ -1,8 +1,8 @@
 """Train a toy Transformer live: the post's second stage, its pitfalls reproduced with numbers.
 
 Thin page: controls and the live run live in ``ui.training``; the model and the loop in
-``core.transformer`` / ``core.training``; the measurements in ``core.training_evaluation`` and
-``core.findings``; the figures in ``figures.training``.
+``core.transformer`` / ``core.training``; the measurements and verdicts in ``core.lessons.training``;
+the figures in ``figures.training``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from typing import Any, NoReturn
 import streamlit as st
 
 import figures.training
-from core import findings as verdicts
-from core.findings import Findings
+from core.lessons import training as verdicts
+from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.random_walks import Baselines
-from core.training import Preview, TrainResult
-from core.training_evaluation import AttentionSummary, ShuffleTest
+from core.training import Preview, TrainingRun
 from core.transformer import TransformerConfig
 from ui import classroom, controls, questions
 from ui import training as ui_tr
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
+from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
@@ -51,18 +51,18 @@ class LiveView:
             left, right = st.columns(2)
             self.loss, self.attention = left.empty(), right.empty()
         self.draws = 0
-        self.last_chart = -float("inf")
+        self.clock = RedrawClock(CHART_INTERVAL_S, spacing=0, wait_first=False)
 
-    def draw(self, run: TrainResult, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
+    def draw(self, run: TrainingRun, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
         """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
         self.draws += 1
         epoch = run.snapshot_epochs[-1] if epoch is None or epoch not in run.snapshots else epoch
         fraction = min(1.0, run.epochs_done / run.config.epochs)
         self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=run.config.epochs))
         self.status.caption(_status_line(run, live=live))
-        if live and time.monotonic() - self.last_chart < CHART_INTERVAL_S:
+        if live and not self.clock.due():
             return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
-        self.last_chart = time.monotonic()
+        started = time.perf_counter()
         self._draw_loss(
             run.config,
             run.baselines,
@@ -74,12 +74,17 @@ class LiveView:
         )
         look = "tr.attention_look_live" if live else "tr.attention_look"
         self._draw_attention(run.snapshots[epoch][layer], epoch=epoch, layer=layer, look=look)
+        self.clock.done(started)
 
     def draw_preview(self, shown: Preview) -> None:
-        """Before any run: empty loss axes with the baselines, and the untrained model's attention."""
+        """Before any run: empty loss axes with the baselines, and the untrained model's attention
+        (once the question about it is answered)."""
         self.draws += 1
         self._draw_loss(shown.config, shown.baselines, look="tr.loss_look_preview")
-        self._draw_attention(shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained")
+        draw = partial(
+            self._draw_attention, shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained"
+        )
+        questions.reveal("tr_query0", draw, where=self.attention)
 
     def _draw_loss(
         self,
@@ -131,11 +136,14 @@ class LiveView:
             show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=look)
 
 
-def _status_line(run: TrainResult, *, live: bool) -> str:
-    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first)."""
+def _status_line(run: TrainingRun, *, live: bool) -> str:
+    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first).
+
+    Before the first epoch ends there is no speed nor training loss to show: the line says so.
+    """
     config = run.config
     status = t(
-        "tr.status",
+        "tr.status" if run.epochs_done else "tr.status_no_epoch",
         epoch=run.epochs_done,
         total=config.epochs,
         steps=run.batches_done,
@@ -152,7 +160,7 @@ def _status_line(run: TrainResult, *, live: bool) -> str:
 
 def render_data(shown: Preview) -> None:
     """The task in one line and a few of the run's walks, before any run exists."""
-    st.subheader(t("tr.preview_title"))
+    st.header(t("tr.preview_title"))  # a section title (h2): nothing between it and the h1
     st.markdown(t("tr.preview_task"))
     fig = walks_figure(
         shown.walks,
@@ -186,7 +194,7 @@ def _untrained_question(shown: Preview) -> None:
     )
 
 
-def _attention_question(run: TrainResult, attention: AttentionSummary) -> None:
+def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
     """After training: does attention go where the post says (recent positions / position t + 1)?"""
     verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
     kind = "recent" if run.config.causal else "ahead"
@@ -205,7 +213,7 @@ def _attention_question(run: TrainResult, attention: AttentionSummary) -> None:
     )
 
 
-def _shuffle_question(run: TrainResult, shuffle: ShuffleTest) -> None:
+def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
     """After training: what shuffling the history does to the loss, in the verdict's three bands."""
     key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
     outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
@@ -243,13 +251,13 @@ def _say(verdict: verdicts.Verdict) -> None:
     st.markdown(t(verdict.key, **verdict.values))
 
 
-def _findings(run: TrainResult) -> Findings:
+def _findings(run: TrainingRun) -> Findings:
     """The run's measured findings (measured once per state of the run, then kept)."""
     with st.spinner(t("tr.measuring")):
         return ui_tr.findings(run)
 
 
-def prediction_section(run: TrainResult) -> None:
+def prediction_section(run: TrainingRun) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
     found = _findings(run)
     st.header(t("tr.findings_title"))
@@ -273,10 +281,15 @@ def prediction_section(run: TrainResult) -> None:
     show_figure(fig, key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
 
-def where_section(run: TrainResult) -> None:
+def where_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.where_title", sub=True)
     _attention_question(run, found.attention)
+    questions.reveal(f"tr_{'recent' if run.config.causal else 'ahead'}", partial(_where_results, run, found))
+
+
+def _where_results(run: TrainingRun, found: Findings) -> None:
+    """Where the attention goes, by distance, with the shares the question asked about."""
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
         fig = figs.distance_bars(
@@ -302,12 +315,17 @@ def where_section(run: TrainResult) -> None:
         _say(verdicts.attention_verdict(a, causal=run.config.causal))
 
 
-def shuffle_section(run: TrainResult) -> None:
+def shuffle_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.shuffle_title", sub=True)
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
+    questions.reveal("tr_shuffle", partial(_shuffle_results, run, s))
+
+
+def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
+    """The loss in order and shuffled, and what it says."""
     cols = st.columns(3)
     cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
@@ -315,7 +333,7 @@ def shuffle_section(run: TrainResult) -> None:
     _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
 
 
-def leak_section(run: TrainResult) -> None:
+def leak_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.leak_title", sub=True)
     st.markdown(t("tr.leak_intro"))
@@ -332,7 +350,7 @@ def leak_section(run: TrainResult) -> None:
     _say(verdicts.rollout_verdict(found.rollout))
 
 
-def diagnostics_section(run: TrainResult) -> None:
+def diagnostics_section(run: TrainingRun) -> None:
     found = _findings(run)
     heading("tr.diagnostics_title", sub=True)
     st.markdown(t("tr.diagnostics_intro"))
@@ -358,16 +376,19 @@ def diagnostics_section(run: TrainResult) -> None:
     show_figure(fig, key="tr_diagnostics_fig", look_for_key="tr.diagnostics_look")
 
 
-def speed_section(run: TrainResult) -> None:
+def speed_section(run: TrainingRun) -> None:
     heading("tr.speed_title", sub=True)
-    wall = ui_tr.wall_seconds()
+    wall = ui_tr.LIVE.wall_seconds()
+    done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
     cols[0].metric(
-        t("tr.metric_epochs_per_s"), f"{run.epochs_done / run.seconds:.2f}" if run.seconds else "–"
+        t("tr.metric_epochs_per_s"), f"{run.epochs_done / run.seconds:.2f}" if done and run.seconds else "–"
     )
-    cols[1].metric(t("tr.metric_epochs_per_s_page"), f"{run.epochs_done / wall:.2f}" if wall else "–")
+    cols[1].metric(
+        t("tr.metric_epochs_per_s_page"), f"{run.epochs_done / wall:.2f}" if done and wall else "–"
+    )
     cols[2].metric(t("tr.metric_overhead"), f"{wall / run.seconds - 1:+.0%}" if wall and run.seconds else "–")
-    st.caption(t("tr.speed_caption"))
+    st.caption(t("tr.speed_caption") if done else t("tr.speed_no_epoch"))
 
     rows = ui_tr.history_table()
     if rows:
@@ -386,20 +407,19 @@ def task_section() -> None:
 
 def buttons_section(config: TransformerConfig | None) -> None:
     """A one-off notice left by the previous run, then Train / Pause / Step / Reset."""
-    notice = ui_tr.pop_notice()
-    if notice:
-        st.info(t(notice))
-    ui_tr.render_buttons(config is not None)
+    ui_tr.LIVE.buttons(config is not None)
 
 
 def render() -> None:
     page_header("tr.title", "tr.intro")
-    ui_tr.on_page_start()
-    task_section()
+    ui_tr.LIVE.on_page_start()
+    if classroom.on_title_slide():  # while presenting, the task and the buttons go with the live slide
+        task_section()
     with classroom.controls_area():
         config = render_controls_and_config()
-    buttons_section(config)
-    run = ui_tr.current_run()
+    if classroom.on_title_slide():
+        buttons_section(config)
+    run = ui_tr.LIVE.current()
     sections = [Section("tr.live_title", partial(live_section, config, run))]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
@@ -413,11 +433,10 @@ def render() -> None:
     run_sections("training", sections)
 
 
-def live_section(config: TransformerConfig | None, run: TrainResult | None) -> None:
+def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
-    training = ui_tr.check_mode(config) in ("running", "step")
-    if run is not None and config is not None and not run.config.same_run_as(config):
-        st.warning(t("tr.config_changed"))
+    training = ui_tr.LIVE.is_training(config)
+    ui_tr.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     # Before any run: the data, the untrained model and the baselines of the run Train would start.
     upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
@@ -437,7 +456,7 @@ def live_section(config: TransformerConfig | None, run: TrainResult | None) -> N
 
 
 def _train_and_rerun(
-    view: LiveView, config: TransformerConfig, run: TrainResult | None, upcoming: Preview
+    view: LiveView, config: TransformerConfig, run: TrainingRun | None, upcoming: Preview
 ) -> NoReturn:
     """Train inside this script run, redrawing ``view`` after each epoch, then rerun the page."""
     if run is not None and run.config.same_run_as(config):
@@ -445,15 +464,10 @@ def _train_and_rerun(
     else:
         view.status.info(t("tr.starting"))
         view.draw_preview(upcoming)  # until the first epoch is drawn
-    ui_tr.train_live(
-        config,
-        on_epoch=lambda r: view.draw(r, live=True),
-        on_wait=lambda: view.status.warning(t("tr.waiting_slot", slots=ui_tr.MAX_CONCURRENT)),
-    )
-    st.rerun()
+    ui_tr.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
 
 
-def _replay_controls(run: TrainResult) -> tuple[int | None, int]:
+def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
     """The replay slider (epoch; None before the first epoch) and, with layers, the layer (0-based)."""
     layer, epoch = 0, None
     with st.container(border=True):

@@ -19,7 +19,7 @@ import threading
 
 #: Third-party modules the pages import lazily (through plotly, pandas, torch).
 THIRD_PARTY = ("numpy", "pandas", "plotly.graph_objects", "plotly.io", "torch")
-#: The app's own packages, imported module by module.
+#: The app's own packages, imported module by module, subpackages (``core.lessons``) included.
 PACKAGES = ("core", "figures", "ui")
 
 _lock = threading.Lock()
@@ -42,6 +42,6 @@ def import_everything() -> None:
             importlib.import_module(name)
         for package in PACKAGES:
             module = importlib.import_module(package)
-            for info in pkgutil.iter_modules(module.__path__, prefix=f"{package}."):
+            for info in pkgutil.walk_packages(module.__path__, prefix=f"{package}."):  # core.lessons too
                 importlib.import_module(info.name)
         _done.set()

@@ -28,6 +28,27 @@ import streamlit  # noqa: E402, F401
 import figures.common  # noqa: E402, F401
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(scope="session")
+def redis_exe() -> str:
+    """The redis-server executable (Debian's package). Skips loudly locally, fails under CI, when absent."""
+    from deploy.serve import find_redis_server
+
+    path = find_redis_server()
+    if path is None:
+        reason = (
+            "NO REDIS-SERVER FOUND: the tests of the shared class store did not run. Install it with "
+            "`apt-get install -y redis-server` or set REDIS_SERVER_PATH."
+        )
+        if _in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium (session-wide). Skips loudly locally, fails under CI, when absent."""
@@ -39,7 +60,7 @@ def browser():
             "NO CHROMIUM FOUND: end-to-end tests did not run. Install it with "
             "`apt-get install -y chromium` or set CHROMIUM_PATH."
         )
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if _in_ci():
             pytest.fail(reason)
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright

@@ -1,6 +1,6 @@
 """Cached wrappers and helpers for the two attention pages (kernels-to-attention, scaled-dot-product).
 
-Pages never touch torch: these wrappers call ``core`` (``core.attention_analysis`` for the scaled
+Pages never touch torch: these wrappers call ``core`` (``core.lessons.scaled_dot_product`` for the scaled
 dot-product page) and hand back numpy arrays in frozen dataclasses. Every cached function takes
 only its arguments (no module globals) and keeps a bounded number of entries. The custom mask
 editor's state lives in one bound text control (``sdp_cmask``, see
@@ -19,8 +19,9 @@ import pandas as pd
 import streamlit as st
 
 from core import attention as attn
-from core import attention_analysis as aa
 from core import kernel_attention
+from core.lessons import kernels_to_attention as k2a
+from core.lessons import scaled_dot_product as aa
 from figures import attention as fa
 from ui import caching
 from ui import live_slider as live
@@ -46,25 +47,25 @@ count_fully_masked = aa.count_fully_masked
 
 
 # ----------------------------------------------------------------------------------------------
-# scaled-dot-product: thin cached wrappers around core.attention_analysis
+# scaled-dot-product: thin cached wrappers around core.lessons.scaled_dot_product
 # ----------------------------------------------------------------------------------------------
 
 
 @caching.data(max_entries=64)
 def sdp_inputs(source: str, length: int, d_k: int, seed: int, n_pad: int) -> aa.AttentionInputs:
-    """:func:`core.attention_analysis.make_inputs`, cached."""
+    """:func:`core.lessons.scaled_dot_product.make_inputs`, cached."""
     return aa.make_inputs(source, length, d_k, seed, n_pad)
 
 
 @caching.data(max_entries=64)
 def sdp_mask(mode: str, L: int, n_pad: int, custom_text: str | None) -> np.ndarray | None:
-    """:func:`core.attention_analysis.build_mask`, cached (raises ValueError on a bad custom text)."""
+    """:func:`core.lessons.scaled_dot_product.build_mask`, cached (raises ValueError on a bad custom text)."""
     return aa.build_mask(mode, L, n_pad, custom_text)
 
 
 @caching.data(max_entries=64)
 def sdp_steps(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float) -> aa.PipelineSteps:
-    """:func:`core.attention_analysis.pipeline_steps` (softmax), cached."""
+    """:func:`core.lessons.scaled_dot_product.pipeline_steps` (softmax), cached."""
     return aa.pipeline_steps(inp, mask, scale)
 
 
@@ -81,26 +82,26 @@ def sdp_compare_torch(inp: aa.AttentionInputs, mask: np.ndarray | None, scale: f
 
 
 @caching.data(max_entries=8)
-def sdp_dk_experiment(seed: int) -> attn.DkExperiment:
+def sdp_dk_experiment(seed: int) -> aa.DkExperiment:
     """The d_k experiment over ``DK_OPTIONS`` (L = S = 16, 32 trials)."""
-    return attn.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=seed)
+    return aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=seed)
 
 
 @caching.data(max_entries=64)
 def row_stats(weights: np.ndarray) -> aa.RowStats:
-    """:func:`core.attention_analysis.row_stats`, cached."""
+    """:func:`core.lessons.scaled_dot_product.row_stats`, cached."""
     return aa.row_stats(weights)
 
 
 @caching.data(max_entries=64)
 def score_std(scores: np.ndarray) -> float:
-    """:func:`core.attention_analysis.score_std`, cached."""
+    """:func:`core.lessons.scaled_dot_product.score_std`, cached."""
     return aa.score_std(scores)
 
 
 @caching.data(max_entries=64)
 def repeated_token_rows(tokens: tuple[str, ...], weights: np.ndarray) -> tuple[aa.RepeatedToken, ...]:
-    """:func:`core.attention_analysis.repeated_token_rows`, cached."""
+    """:func:`core.lessons.scaled_dot_product.repeated_token_rows`, cached."""
     return aa.repeated_token_rows(tuple(tokens), weights)
 
 
@@ -108,13 +109,13 @@ def repeated_token_rows(tokens: tuple[str, ...], weights: np.ndarray) -> tuple[a
 def normalizer_weights(
     inp: aa.AttentionInputs, mask: np.ndarray | None, scale: float
 ) -> tuple[aa.NormalizerWeights, ...]:
-    """:func:`core.attention_analysis.normalizer_weights`, cached."""
+    """:func:`core.lessons.scaled_dot_product.normalizer_weights`, cached."""
     return aa.normalizer_weights(inp, mask, scale)
 
 
 @caching.data(max_entries=32)
 def nw_normalizers(bandwidth: float, x0: float) -> aa.NwNormalizers:
-    """:func:`core.attention_analysis.nw_normalizers`, cached."""
+    """:func:`core.lessons.scaled_dot_product.nw_normalizers`, cached."""
     return aa.nw_normalizers(bandwidth, x0)
 
 
@@ -136,23 +137,24 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 
 
 @caching.data(max_entries=32)
-def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> kernel_attention.NwVsAttention:
-    """:func:`core.kernel_attention.nw_vs_attention` (the post's three figures), cached."""
-    return kernel_attention.nw_vs_attention(n, seed, bandwidth)
+def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> k2a.NwVsAttention:
+    """:func:`core.lessons.kernels_to_attention.nw_vs_attention` (the post's three figures), cached."""
+    return k2a.nw_vs_attention(n, seed, bandwidth)
 
 
 @caching.data(max_entries=32)
-def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> kernel_attention.QueryWeights:
-    """:func:`core.kernel_attention.query_weights`, cached."""
-    return kernel_attention.query_weights(n, seed, bandwidth, x0)
+def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> k2a.QueryWeights:
+    """:func:`core.lessons.kernels_to_attention.query_weights`, cached."""
+    return k2a.query_weights(n, seed, bandwidth, x0)
 
 
 @caching.data(max_entries=32)
 def k2a_dot_vs_gaussian(
     n_vectors: int, dim: int, temperature: float, spread: float, seed: int
 ) -> kernel_attention.DotVsGaussian:
-    """:func:`core.kernel_attention.random_dot_vs_gaussian` (keys' norms spread by ``spread``), cached."""
-    return kernel_attention.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
+    """:func:`core.lessons.kernels_to_attention.random_dot_vs_gaussian` (keys' norms spread by
+    ``spread``), cached."""
+    return k2a.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
 
 
 @dataclass(frozen=True)
@@ -175,27 +177,22 @@ class LearnRun:
 @caching.data(max_entries=32)
 def _learned_bandwidth(
     n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> kernel_attention.LearnedBandwidth:
-    """:func:`core.kernel_attention.learned_bandwidth`, cached."""
-    return kernel_attention.learned_bandwidth(
-        n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0
-    )
+) -> k2a.LearnedBandwidth:
+    """:func:`core.lessons.kernels_to_attention.learned_bandwidth`, cached."""
+    return k2a.learned_bandwidth(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
 
 @caching.data(max_entries=32)
-def _bandwidth_learning(
-    loo: kernel_attention.LearnedBandwidth, no_loo: kernel_attention.LearnedBandwidth
-) -> kernel_attention.BandwidthLearning:
-    """:func:`core.kernel_attention.bandwidth_learning` (the data, the truth, the LOO-CV h), cached."""
-    return kernel_attention.bandwidth_learning(loo, no_loo)
+def _bandwidth_learning(loo: k2a.LearnedBandwidth, no_loo: k2a.LearnedBandwidth) -> k2a.BandwidthLearning:
+    """:func:`core.lessons.kernels_to_attention.bandwidth_learning` (the data, the truth, the LOO-CV
+    h), cached."""
+    return k2a.bandwidth_learning(loo, no_loo)
 
 
 @caching.data(max_entries=32)
-def _learned_metric(
-    n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> kernel_attention.LearnedMetric:
-    """:func:`core.kernel_attention.learned_metric`, cached."""
-    return kernel_attention.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
+def _learned_metric(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> k2a.LearnedMetric:
+    """:func:`core.lessons.kernels_to_attention.learned_metric`, cached."""
+    return k2a.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
 
 
 def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], None] | None) -> tuple[T, T]:
@@ -210,14 +207,14 @@ def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], N
 
 def k2a_learn(
     run: LearnRun, on_fit: Callable[[int], None] | None = None
-) -> kernel_attention.BandwidthLearning | kernel_attention.MetricLearning:
+) -> k2a.BandwidthLearning | k2a.MetricLearning:
     """Train ``run`` with and without leave-one-out: a bandwidth (1-D) or a metric (2-D).
 
     Each of the two fits is cached on its own; ``on_fit(k)`` is called after the k-th.
     """
     if run.dims == "1d":
         return _bandwidth_learning(*_both_fits(_learned_bandwidth, run, on_fit))
-    return kernel_attention.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
+    return k2a.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -270,7 +267,7 @@ heatmap_row = cached_figure(fa.heatmap_row)
 normaliser_rows = cached_figure(fa.normaliser_rows)
 
 
-def dk_table(e: attn.DkExperiment) -> pd.DataFrame:
+def dk_table(e: aa.DkExperiment) -> pd.DataFrame:
     """The d_k experiment as a narrow table: one row per measured quantity, one column per d_k."""
     rows = {
         t("sdp.col_var"): [f"{v:.2f}" for v in e.var_measured],
@@ -288,7 +285,7 @@ def dk_table(e: attn.DkExperiment) -> pd.DataFrame:
     )
 
 
-def dk_series(e: attn.DkExperiment) -> dict[str, np.ndarray]:
+def dk_series(e: aa.DkExperiment) -> dict[str, np.ndarray]:
     """The d_k experiment's curves by series id (the ids of the ``sdp.series_*`` catalogue keys)."""
     return {
         "var_measured": e.var_measured,

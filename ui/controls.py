@@ -13,6 +13,10 @@ the option's stable id (``?sdp_mask=causal``), read an id or (old links) a label
 and re-assert the chosen option after a language switch. A link survives any number of switches
 and re-copies.
 
+Each control tells the handout its label and the value it shows (``ui.handout.record_control``):
+the worksheet lists the settings of the view. A question's answer (``radio(..., url=False)``)
+is neither in the URL nor in that list (``ui.questions``).
+
 Use these instead of calling ``st.slider`` & co. directly in pages. ``where`` is the container
 to draw into (``st.sidebar``, a column, ...); it defaults to the main area.
 """
@@ -25,6 +29,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.handout import record_control
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t, translator
 
 BIND = "query-params"
@@ -69,7 +74,7 @@ def option_from_url(raw: str | None, options: Sequence[Any], option_prefix: str 
     return None
 
 
-def _sync_selection(key: str, options: Sequence[Any], option_prefix: str | None) -> None:
+def _sync_selection(key: str, options: Sequence[Any], option_prefix: str | None, *, url: bool = True) -> None:
     """Put the right option into session state *before* a selection widget is drawn.
 
     - First draw in a session: the URL's value (an id, or a label in any language) seeds it.
@@ -77,10 +82,12 @@ def _sync_selection(key: str, options: Sequence[Any], option_prefix: str | None)
       language does not know, and Streamlit would show a blank control; the option remembered
       from the last draw is written back, so the control shows it in the new language.
     - A value that is not among the options (options changed) is dropped: the default applies.
+
+    ``url=False``: the URL is not read (a question's answer).
     """
     shadow: dict[str, tuple[Any, str]] = st.session_state.setdefault(_SHADOW, {})
     lang = current_language()
-    if key not in st.session_state:
+    if key not in st.session_state and url:
         chosen = option_from_url(st.query_params.get(key), options, option_prefix)
         if chosen is not None:
             st.session_state[key] = chosen
@@ -90,9 +97,11 @@ def _sync_selection(key: str, options: Sequence[Any], option_prefix: str | None)
         del st.session_state[key]
 
 
-def _write_selection(key: str, value: Any, default: Any) -> None:
+def _write_selection(key: str, value: Any, default: Any, *, url: bool = True) -> None:
     """Write the chosen option's stable id to the URL (removed when it is the default)."""
     st.session_state.setdefault(_SHADOW, {})[key] = (value, current_language())
+    if not url:
+        return
     if value is None or value == default:
         if key in st.query_params:
             del st.query_params[key]
@@ -130,7 +139,22 @@ def slider(
         bind=BIND,
     )
     warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
+    record_control(key, t(label_key), shown_value(chosen))
     return chosen
+
+
+def shown_value(value: Any) -> str:
+    """A control's value as the handout lists it: numbers short (``0.3``, ``200``), a range as
+    ``a – b``, nothing as ``—``."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return t("common.yes" if value else "common.no")
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple | list):
+        return " – ".join(shown_value(v) for v in value)
+    return str(value)
 
 
 def refused_number(raw: str | None, lo: float | None, hi: float | None) -> bool:
@@ -202,6 +226,7 @@ def select_slider(
     )
     if warn_refused and refused_option(raw, chosen, format_func):
         warn_refused_link(label_key, raw, format_func(chosen), where=where)
+    record_control(key, t(label_key), str(format_func(chosen)))
     return chosen
 
 
@@ -228,6 +253,7 @@ def _selection(
     help_key: str | None,
     where: Any | None,
     on_change: Callable[[], None] | None = None,
+    url: bool = True,
     **extra: Any,
 ) -> Any:
     options = list(options)
@@ -235,7 +261,7 @@ def _selection(
         raise ValueError(f"index {index} is out of range for {len(options)} options of {key!r}")
     if format_func is None:
         format_func = translator(option_prefix) if option_prefix else str
-    _sync_selection(key, options, option_prefix)
+    _sync_selection(key, options, option_prefix, url=url)
     widget = getattr(_where(where), kind)
     value = widget(
         t(label_key),
@@ -248,8 +274,10 @@ def _selection(
         on_change=on_change,
         **extra,
     )
-    _write_selection(key, value, None if index is None else options[index])
+    _write_selection(key, value, None if index is None else options[index], url=url)
     st.session_state.setdefault(OPTIONS_SEEN, {})[key] = tuple(options)
+    if url:
+        record_control(key, t(label_key), "—" if value is None else str(format_func(value)))
     return value
 
 
@@ -298,10 +326,13 @@ def radio(
     horizontal: bool = True,
     where: Any | None = None,
     on_change: Callable[[], None] | None = None,
+    url: bool = True,
 ) -> Any:
     """A radio group over stable option ids, kept in the URL as the id (see :func:`selectbox`).
 
-    ``index=None`` draws it with nothing picked (returns None until the user picks).
+    ``index=None`` draws it with nothing picked (returns None until the user picks). ``url=False``
+    keeps the choice in the session only (a question's answer: never in a link or the handout's
+    settings), still carried over a language switch.
     """
     return _selection(
         "radio",
@@ -314,6 +345,7 @@ def radio(
         help_key=help_key,
         where=where,
         on_change=on_change,
+        url=url,
         horizontal=horizontal,
     )
 
@@ -330,11 +362,13 @@ def number_input(
     fmt: str | None = None,
     where: Any | None = None,
     placeholder: str | None = None,
+    disabled: bool = False,
 ) -> Any:
     """A bound number input with hard bounds (values outside them are rejected by Streamlit).
 
     ``value=None`` draws it empty (returns None until the user types); a None bound is open. A
-    refused link value gets a warning, as for :func:`slider`.
+    refused link value gets a warning, as for :func:`slider`. ``disabled``: shown (with its value
+    kept) but not editable, for an input that does not apply under the other controls.
     """
     raw = st.query_params.get(key)
     chosen = _where(where).number_input(
@@ -347,9 +381,11 @@ def number_input(
         key=key,
         help=t(help_key) if help_key else None,
         placeholder=placeholder,
+        disabled=disabled,
         bind=BIND,
     )
     warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
+    record_control(key, t(label_key), shown_value(chosen))
     return chosen
 
 
@@ -362,13 +398,15 @@ def toggle(
     where: Any | None = None,
 ) -> bool:
     """A bound on/off toggle."""
-    return _where(where).toggle(
+    on = _where(where).toggle(
         t(label_key),
         value=value,
         key=key,
         help=t(help_key) if help_key else None,
         bind=BIND,
     )
+    record_control(key, t(label_key), shown_value(bool(on)))
+    return on
 
 
 #: How a link may spell a flag.
@@ -406,6 +444,7 @@ def flag(
             del st.query_params[key]
     elif st.query_params.get(key) != ("1" if on else "0"):
         st.query_params[key] = "1" if on else "0"
+    record_control(key, t(label_key), shown_value(on))
     return on
 
 

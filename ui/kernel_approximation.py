@@ -1,42 +1,43 @@
 """Cached wrappers and the live cost run of the kernel-approximation page.
 
-Pages never touch torch: these wrappers call :mod:`core.kernel_approximation` and hand back numpy
+Pages never touch torch: these wrappers call :mod:`core.lessons.kernel_approximation` and hand back numpy
 arrays and frozen dataclasses. Every cached function takes only its arguments and keeps a bounded
 number of entries.
 
 The cost measurement (time and peak memory against L) runs on a button. Only one measurement
-runs at a time on the whole server (a lock shared through ``st.cache_resource``); another user
-who presses Run meanwhile is told to wait instead of queueing. Each measurement is capped in L
-(``MAX_COST_LENGTH``), per method (a method stops growing L once one call takes more than
-``POINT_BUDGET_S``) and in total (``TOTAL_BUDGET_S``). The last result stays in session state
-(``ka_cost_result``) while controls move.
+runs at a time on the whole server (the ``COST`` pool of the server's one slot limiter,
+``ui.live_run``); another user who presses Run meanwhile is told to wait instead of queueing.
+Each measurement is capped in L (``MAX_COST_LENGTH``), per method (a method stops growing L once
+one call takes more than ``POINT_BUDGET_S``) and in total (``TOTAL_BUDGET_S``). The last result
+stays in session state (``ka_cost_result``) while controls move.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from core import kernel_approximation as ka
 from core.data import post_data
+from core.lessons import kernel_approximation as ka
+from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
 from ui import caching
+from ui.live_run import COST, limiter
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
 BANDWIDTHS = (0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
 #: Feature counts of the m sliders (powers of two).
 M_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
-#: The m grid of the error-against-m plots.
-RFF_M_GRID = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: The m grid of the error-against-m plots: the regression's holds every m of its slider, so the
+#: metric beside the chart is the chart's own point at the chosen m.
+RFF_M_GRID = M_OPTIONS
 FEATURE_M_GRID = (2, 4, 8, 16, 32, 64, 128, 256, 512)
-#: Query points of the regression plots.
+#: Query points of the regression plots (the fit and its error against m: the same grid).
 N_QUERY = 241
-N_QUERY_CONVERGENCE = 61
-#: Seeds averaged in the error-against-m plots.
+N_QUERY_CONVERGENCE = N_QUERY
+#: Independent draws (seeds from the chosen one) whose median the error-against-m plots show.
 RFF_SEEDS = 5
 FEATURE_SEEDS = 12
 #: Attention inputs: key dimensions, lengths, and the spread σ of the N(0, σ²) query/key entries.
@@ -55,8 +56,7 @@ TOTAL_BUDGET_S = 20.0
 COST_RESULT = "ka_cost_result"
 
 
-#: Result types, re-exported for the page.
-RffFit = ka.RffFit
+#: Result types, re-exported for the page (``RffFit`` is imported above).
 RffConvergence = ka.RffConvergence
 
 
@@ -76,17 +76,17 @@ def regression_data() -> RegressionData:
 
 
 @caching.data(max_entries=64)
-def rff_fit(bandwidth: float, m: int, seed: int) -> ka.RffFit:
+def rff_fit(bandwidth: float, m: int, seed: int) -> RffFit:
     """Nadaraya-Watson with m random Fourier features on the post's data, on a grid of Q points."""
     d = regression_data()
-    return ka.rff_nw_predict(d.x, d.y, np.linspace(-3, 3, N_QUERY), bandwidth, m, seed)
+    return rff_nw_predict(d.x, d.y, ka.regression_grid(N_QUERY), bandwidth, m, seed)
 
 
 @caching.data(max_entries=32)
 def rff_convergence(bandwidth: float, seed: int) -> ka.RffConvergence:
     """Kernel and fit error against m on the post's data (RFF_SEEDS seeds from ``seed``)."""
     d = regression_data()
-    xq = np.linspace(-3, 3, N_QUERY_CONVERGENCE)
+    xq = ka.regression_grid(N_QUERY_CONVERGENCE)
     return ka.rff_convergence(d.x, d.y, xq, bandwidth, RFF_M_GRID, RFF_SEEDS, seed)
 
 
@@ -95,7 +95,8 @@ AttentionInputs = ka.AttentionInputs
 
 @caching.data(max_entries=64)
 def attention_inputs(length: int, d_k: int, sigma: float, seed: int) -> AttentionInputs:
-    """Seeded random Q, K (entries N(0, σ²)) and V (``core.kernel_approximation.attention_inputs``)."""
+    """Seeded random Q, K (entries N(0, σ²)) and V (``core.lessons.kernel_approximation
+    .attention_inputs``)."""
     return ka.attention_inputs(length, d_k, sigma, seed, D_V)
 
 
@@ -108,7 +109,19 @@ def approximate_attention(inp: AttentionInputs, m: int, kind: str, seed: int) ->
 @caching.data(max_entries=32)
 def compare_features(inp: AttentionInputs, seed: int) -> ka.FeatureComparison:
     """Error and denominator statistics against m for the three feature kinds."""
-    return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, ka.FEATURE_KINDS, FEATURE_SEEDS, seed)
+    return ka.compare_features(inp.q, inp.k, FEATURE_M_GRID, FEATURE_KINDS, FEATURE_SEEDS, seed)
+
+
+@caching.data(max_entries=32)
+def polynomial_match(inp: AttentionInputs) -> ka.PolynomialMatch:
+    """Where (1 + s)² tracks exp(2s), and the share of these inputs' scores in that range."""
+    return ka.polynomial_match(inp.q, inp.k)
+
+
+# The page's sentences on a comparison, from core (``core.lessons.kernel_approximation``).
+outcome_runs = ka.outcome_runs
+OutcomeRun = ka.OutcomeRun
+comparison_runs = ka.comparison_runs
 
 
 @caching.data(max_entries=32)
@@ -119,7 +132,7 @@ def causal_check(inp: AttentionInputs, m: int, feature_map: str, seed: int) -> k
 
 @caching.data(max_entries=32)
 def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
-    """Attention weights (L, S) with each kernel of ``core.kernel_approximation.DISSECTION_KERNELS``."""
+    """Attention weights (L, S) with each kernel of ``DISSECTION_KERNELS`` (the lesson's)."""
     return {name: ka.dissection_weights(inp.q, inp.k, name) for name in ka.DISSECTION_KERNELS}
 
 
@@ -128,51 +141,7 @@ def dissection(inp: AttentionInputs) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CostRun:
-    """One measurement of time and peak memory against L.
-
-    Attributes:
-        points: every measured point, in order.
-        d, m: the key dimension and the number of FAVOR+ features.
-        max_length: the largest L asked for.
-        stopped: method -> L at which it stopped because a call exceeded the per-point budget
-            (or the total budget ran out), absent when it reached max_length.
-        seconds: total wall time of the run.
-        torch_version: the torch that ran it.
-    """
-
-    points: tuple[ka.CostPoint, ...]
-    d: int
-    m: int
-    max_length: int
-    stopped: dict[str, int]
-    seconds: float
-    torch_version: str
-
-    def series(self, method: str, field: str) -> tuple[np.ndarray, np.ndarray]:
-        """(lengths, values) of one method; field is ``seconds`` or ``peak_bytes``."""
-        pts = [p for p in self.points if p.method == method]
-        return np.array([p.L for p in pts], dtype=float), np.array(
-            [getattr(p, field) for p in pts], dtype=float
-        )
-
-    def crossover(self, method: str, field: str) -> float | None:
-        """L where ``method`` becomes cheaper than the exact attention (None: not within the run)."""
-        le, ve = self.series("exact", field)
-        la, va = self.series(method, field)
-        common = np.intersect1d(le, la)
-        if common.size == 0:
-            return None
-        e = np.array([ve[le == x][0] for x in common])
-        a = np.array([va[la == x][0] for x in common])
-        return ka.crossover_length(common, e, a)
-
-
-@st.cache_resource
-def _cost_lock() -> threading.Lock:
-    """The server-wide lock: one cost measurement at a time."""
-    return threading.Lock()
+CostRun = ka.CostRun
 
 
 def cost_lengths(max_length: int) -> tuple[int, ...]:
@@ -187,40 +156,18 @@ def run_cost(max_length: int, m: int, on_progress: Callable[[float, str], None])
     ``on_progress(fraction, method)`` is called before each point. One measurement at a time on
     the server: when another is running this returns None at once.
     """
-    lock = _cost_lock()
-    if not lock.acquire(blocking=False):
-        return None
-    try:
-        start = time.perf_counter()
-        lengths = cost_lengths(max_length)
-        points: list[ka.CostPoint] = []
-        stopped: dict[str, int] = {}
-        total = len(lengths) * len(ka.COST_METHODS)
-        done = 0
-        for L in lengths:
-            for method in ka.COST_METHODS:
-                done += 1
-                if method in stopped:
-                    continue
-                if time.perf_counter() - start > TOTAL_BUDGET_S:
-                    stopped[method] = L
-                    continue
-                on_progress(done / total, method)
-                point = ka.measure_cost(method, L, COST_D, m, repeat=2)
-                points.append(point)
-                if point.seconds > POINT_BUDGET_S:
-                    stopped[method] = L
-        return CostRun(
-            points=tuple(points),
-            d=COST_D,
-            m=int(m),
-            max_length=int(max_length),
-            stopped=stopped,
-            seconds=time.perf_counter() - start,
-            torch_version=ka.torch_version(),
+    with limiter().try_hold(COST) as free:
+        if not free:
+            return None
+        return ka.measure_costs(
+            cost_lengths(max_length),
+            COST_D,
+            m,
+            max_length=max_length,
+            point_budget_s=POINT_BUDGET_S,
+            total_budget_s=TOTAL_BUDGET_S,
+            on_progress=on_progress,
         )
-    finally:
-        lock.release()
 
 
 def last_cost() -> CostRun | None:

@@ -7,37 +7,31 @@ bounded number of entries. Shapes follow ``core``: x, y (N,), query grids (Q,), 
 from __future__ import annotations
 
 import hashlib
-import math
-from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from core import claims
-from core.csv_data import CsvError, parse_xy_csv
-from core.data import X_HIGH, X_LOW, make_data
-from core.kernels import KERNELS
-from core.nadaraya_watson import (
-    count_turning_points,
-    loo_cv_errors,
-    nw_predict,
-    nw_weights,
-    select_bandwidth,
-)
+from core import csv_data
+from core.csv_data import CsvError
+from core.data import X_HIGH, X_LOW
+from core.lessons import kernel_regression as lesson
+from core.nadaraya_watson import count_turning_points, loo_cv_errors, nw_predict, nw_weights
 from ui import caching
 from ui import live_slider as live
 from ui.i18n import t
 
-#: The post's constants (``core.claims``), as the page reads them.
-POST_CLAIM, POST_H, SWEEP, FIT_POINTS = claims.POST_CLAIM, claims.POST_H, claims.SWEEP, claims.FIT_POINTS
+#: The post's constants (``core.lessons.kernel_regression``), as the page reads them.
+POST_CLAIM, POST_H, SWEEP, FIT_POINTS = lesson.POST_CLAIM, lesson.POST_H, lesson.SWEEP, lesson.FIT_POINTS
 #: Largest sample count (slider and uploaded rows): the LOO-CV curve costs N² per bandwidth.
 MAX_N = 2000
+#: Largest upload in MB (``core.csv_data.MAX_UPLOAD_MB``): the uploader says and enforces it.
+MAX_UPLOAD_MB = csv_data.MAX_UPLOAD_MB
 #: The built-in data's N slider stops here: a new N or noise draws new data, and the fresh
 #: leave-one-out curve (60 bandwidths) and h* cost ~0.2 s of a core at N = 1,000 but ~1.5 s at
 #: 2,000, which a class sharing one server cannot afford on every step. Uploads go up to MAX_N.
 MAX_BUILTIN_N = 1000
 #: Query rows of the weight-matrix heatmap.
-HEATMAP_QUERIES = 60
+HEATMAP_QUERIES = lesson.HEATMAP_QUERIES
 #: E24 preferred numbers: 24 log-spaced steps per decade (ratio ≈ 1.1), all "nice" values.
 E24 = (1.0, 1.1, 1.2, 1.3, 1.5, 1.6, 1.8, 2.0, 2.2, 2.4, 2.7, 3.0,
        3.3, 3.6, 3.9, 4.3, 4.7, 5.1, 5.6, 6.2, 6.8, 7.5, 8.2, 9.1)  # fmt: skip
@@ -58,10 +52,8 @@ def bandwidth_grid(scale: float = 1.0) -> list[float]:
     return out
 
 
-def snap(value: float, grid: list[float]) -> float:
-    """The grid value nearest to ``value`` on a log scale."""
-    logs = np.log(np.asarray(grid))
-    return grid[int(np.argmin(np.abs(logs - math.log(value))))]
+#: The grid value nearest to a value on a log scale (``core.lessons.kernel_regression.snap``).
+snap = lesson.snap
 
 
 def fmt_h(h: float) -> str:
@@ -69,36 +61,20 @@ def fmt_h(h: float) -> str:
     return f"{h:.3g}"
 
 
-@dataclass(frozen=True)
-class PageData:
-    """What the page fits: x, y (N,) sorted by x, the truth on the fit grid (or None), and scale."""
-
-    x: np.ndarray
-    y: np.ndarray
-    grid: np.ndarray  # (FIT_POINTS,) where the fit is drawn
-    truth: np.ndarray | None  # (FIT_POINTS,) the noiseless target, None for uploaded data
-    scale: float  # spread / 6: 1 for built-in data
-    uploaded: bool
+PageData = lesson.PageData
 
 
 @caching.data(max_entries=32)
 def synthetic(n: int, noise: float, seed: int, target: str) -> PageData:
-    """The built-in data set (``core.data.make_data``) with its true curve on the post's grid."""
-    d = make_data(n=n, noise=noise, seed=seed, target=target)
-    grid = np.linspace(X_LOW, X_HIGH, FIT_POINTS)
-    return PageData(x=d.x, y=d.y, grid=grid, truth=d.truth(grid), scale=1.0, uploaded=False)
+    """:func:`core.lessons.kernel_regression.synthetic_data`, cached."""
+    return lesson.synthetic_data(n, noise, seed, target)
 
 
 @caching.data(max_entries=8)
 def uploaded(content: bytes, max_rows: int) -> PageData:
-    """An uploaded CSV as page data. Raises ``core.csv_data.CsvError`` (a ValueError) on a bad file,
-    including a file whose x values are all equal."""
-    x, y = parse_xy_csv(content, max_rows=max_rows)
-    spread = float(x[-1] - x[0])
-    if spread <= 0:
-        raise CsvError("no_spread", "all x values are equal")
-    grid = np.linspace(x[0], x[-1], FIT_POINTS)
-    return PageData(x=x, y=y, grid=grid, truth=None, scale=spread / 6.0, uploaded=True)
+    """:func:`core.lessons.kernel_regression.uploaded_data`, cached. Raises ``core.csv_data.CsvError``
+    (a ValueError) on a bad file, including a file whose x values are all equal."""
+    return lesson.uploaded_data(content, max_rows)
 
 
 def fingerprint(content: bytes) -> str:
@@ -136,9 +112,8 @@ def cv_curve(x: np.ndarray, y: np.ndarray, kernel: str, hs: tuple[float, ...]) -
 
 @caching.data(max_entries=32)
 def best_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str) -> tuple[float, float]:
-    """(h*, CV(h*)) from ``core.nadaraya_watson.select_bandwidth``."""
-    h = select_bandwidth(x, y, kernel=kernel)
-    return h, float(loo_cv_errors(x, y, kernel=kernel, bandwidths=np.array([h]))[0])
+    """:func:`core.lessons.kernel_regression.best_bandwidth`, cached: (h*, CV(h*))."""
+    return lesson.best_bandwidth(x, y, kernel)
 
 
 def turning_points(values: np.ndarray) -> int:
@@ -147,58 +122,29 @@ def turning_points(values: np.ndarray) -> int:
 
 
 @caching.data(max_entries=2)
-def post_claims() -> claims.PostClaims:
-    """:func:`core.claims.post_claims`, cached (the post's data never changes)."""
-    return claims.post_claims()
+def post_claims() -> lesson.PostClaims:
+    """:func:`core.lessons.kernel_regression.post_claims`, cached (the post's data never changes)."""
+    return lesson.post_claims()
 
 
-in_post_range = claims.in_post_range
-#: Measured on every press (not cached): :func:`core.claims.time_loop_vs_matrix`.
-time_loop_vs_matrix = claims.time_loop_vs_matrix
+#: Measured on every press (not cached): :func:`core.lessons.kernel_regression.time_loop_vs_matrix`.
+time_loop_vs_matrix = lesson.time_loop_vs_matrix
 
-
-@dataclass(frozen=True)
-class QueryRow:
-    """One query's weights over the samples (N,), its estimate (NaN: undefined) and how many
-    samples carry more than 0.1% of the largest weight."""
-
-    weights: np.ndarray
-    y_hat: float
-    active: int
+QueryRow = lesson.QueryRow
 
 
 @caching.data(max_entries=64)
 def query_row(x: np.ndarray, y: np.ndarray, xq: float, kernel: str, h: float) -> QueryRow:
-    """The row of the attention map for the query x*."""
-    q = np.array([xq])
-    row = nw_weights(x, q, kernel=kernel, bandwidth=h)[0]
-    y_hat = float(nw_predict(x, y, q, kernel=kernel, bandwidth=h)[0])
-    active = 0 if math.isnan(y_hat) else int(np.count_nonzero(row > 1e-3 * np.nanmax(row)))
-    return QueryRow(row, y_hat, active)
+    """:func:`core.lessons.kernel_regression.query_row` (the attention map's row for x*), cached."""
+    return lesson.query_row(x, y, xq, kernel, h)
 
 
-def nearest_row(queries: np.ndarray, xq: float) -> int:
-    """Index of the heatmap query nearest to x*."""
-    return int(np.argmin(np.abs(np.asarray(queries) - xq)))
-
-
-#: Where the kernel shapes are drawn: u in [-3, 3].
-KERNEL_U = np.linspace(-3, 3, 601)
-
-
-def kernel_shapes(u: np.ndarray) -> dict[str, np.ndarray]:
-    """K(u) of every kernel on ``u``, {name: (len(u),)}."""
-    return {name: KERNELS[name](u) for name in KERNELS}
-
-
-def heatmap_queries(grid: np.ndarray) -> np.ndarray:
-    """``HEATMAP_QUERIES`` evenly spaced query points over the fit grid's range, (Q,)."""
-    return np.linspace(grid[0], grid[-1], HEATMAP_QUERIES)
-
-
-def undefined_fraction(values: np.ndarray) -> tuple[int, int]:
-    """(how many values are NaN, how many values) of a fit."""
-    return int(np.isnan(values).sum()), int(values.size)
+# The page's arithmetic around its fit, from core (``core.lessons.kernel_regression``).
+nearest_row = lesson.nearest_row
+KERNEL_U = lesson.KERNEL_U
+kernel_shapes = lesson.kernel_shapes
+heatmap_queries = lesson.heatmap_queries
+undefined_fraction = lesson.undefined_fraction
 
 
 # ----------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import streamlit as st
 
 from ui import classroom, controls
 from ui.controls import BIND
+from ui.handout import record
 from ui.i18n import t
 
 T = TypeVar("T")
@@ -85,14 +86,18 @@ class Section:
 #: the session, not just during the page's run, so that a fragment inside a folded section
 #: (rerun alone, without :func:`run_sections`) leaves its title out too.
 _FOLDED_TITLES = "_folded_titles"
+#: Session-state key: the title key of the section shown as the slide while presenting.
+_SLIDE_TITLE = "_slide_title"
 
 
 def heading(title_key: str, *, sub: bool = False) -> None:
     """A section's title (``st.header``, or ``st.subheader`` with ``sub``), unless the section is
-    drawn inside its fold, whose label already says it."""
+    drawn inside its fold, whose label already says it. While presenting, the slide's own title sits
+    right under the page's h1: an h2 even when ``sub`` (headings never skip a level, WCAG 1.3.1)."""
     if title_key in st.session_state.get(_FOLDED_TITLES, ()):
         return
-    (st.subheader if sub else st.header)(t(title_key))
+    slide_title = classroom.presenting() and title_key == st.session_state.get(_SLIDE_TITLE)
+    (st.subheader if sub and not slide_title else st.header)(t(title_key))
 
 
 def run_sections(page_id: str, sections: Sequence[Section]) -> None:
@@ -112,11 +117,13 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
                 section.render()
                 continue
             if not hinted:
-                st.caption(":material/unfold_more: " + t("common.folded_hint"))
+                hint = st.caption(":material/unfold_more: " + t("common.folded_hint"))
+                record("skip", hint, key="folded_hint")  # a printed handout has nothing to click
                 hinted = True
             _folded(section)
         return
     shown = classroom.slide_navigation([t(s.title_key) for s in sections])
+    st.session_state[_SLIDE_TITLE] = sections[shown - 1].title_key
     sections[shown - 1].render()
 
 

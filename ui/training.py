@@ -1,59 +1,41 @@
-"""Streamlit side of the training page: controls <-> config, presets, the live run, the slot limiter.
+"""Streamlit side of the training page: controls <-> config, presets, previews, findings, runs table.
 
-The live run follows Streamlit's own execution model instead of fighting it: training happens
-inside the script run, in ``core.training.train``; after every epoch ``on_epoch`` redraws the
-charts into ``st.empty`` placeholders. A button press (Pause, Step, Reset), any other control,
-leaving the page or closing the tab makes Streamlit stop the running script (with
-``runner.fastReruns``, the default, it starts the next run at once and raises a stop signal in
-the old one at its next Streamlit call). ``should_stop`` reads ``st.session_state`` before every
-batch, and reading session state is such a call, so the loop ends within one batch. The
-:class:`core.training.TrainResult` lives in this session's :class:`LiveState` from before the
-first batch and is trained in place, so the interrupted run resumes exactly where it stopped.
+The live run (Train / Pause / One epoch / Reset, the session's run trained in place inside the
+script run, the server's training slots) is :data:`LIVE`, a :class:`ui.live_run.LiveRun` over
+``core.training.train``; ``ui.live_run`` explains its execution model. This module adds what the
+training page keeps about its run: the measured findings and the history of runs
+(:class:`TrainingState`).
 
-Only ``MAX_CONCURRENT`` trainings run at once on the whole server (a ``threading.BoundedSemaphore``
-shared through ``st.cache_resource``); a session beyond that polls for a free slot, showing a
-"waiting" message, and stays responsive because every poll touches Streamlit.
-
-Session state: ``tr_live`` (the :class:`LiveState`), ``tr_replay_max`` (the replay slider's
+Session state: ``tr_live`` (the :class:`TrainingState`), ``tr_replay_max`` (the replay slider's
 follow-the-newest-epoch mark) and the page's widgets, all prefixed ``tr_``.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import streamlit as st
 
 from core.attention import SCALE_MODES
-from core.findings import Findings, measure_findings
+from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
-from core.presets import PRESETS, preset_config
-from core.training import Preview, TrainResult, start_run, train
+from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
 from ui import caching, controls
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
+from ui.live_run import ConfigChoice, LiveRun, LiveState, Loop
 
-#: Trainings allowed at once on the whole server (each uses one CPU core).
-MAX_CONCURRENT = 2
-#: Seconds between two looks at the semaphore while waiting for a free slot.
-SLOT_POLL_S = 0.5
 #: Rows kept in the per-session history of runs.
 HISTORY_ROWS = 8
 #: Configs whose preview stays cached per server process (each at most ~1 MB, usually ~20 kB).
 PREVIEW_CACHE_ENTRIES = 32
 
-#: Session-state key of the :class:`LiveState`.
-LIVE = "tr_live"
 PRESET_KEY = "tr_preset"
 REPLAY_KEY, REPLAY_MAX = "tr_replay", "tr_replay_max"
-#: A widget of this page whose state Streamlit drops when another page runs (see on_page_start).
-SENTINEL = "tr_btn_reset"
 
 D_MODEL_OPTIONS = [16, 32, 64, 128]
 HEAD_OPTIONS = [1, 2, 4, 8, 16, 32]
@@ -63,6 +45,8 @@ SEQ_LEN_OPTIONS = [8, 16, 24, 32, 48, 64]
 TRAIN_OPTIONS = [128, 256, 512, 768, 1024, 2048, 4096]
 DIVERSITY_OPTIONS = [0.0, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0]
 MAX_EPOCHS_CONTROL = 60
+#: The scale mode that divides the scores by the "Custom divisor" control (editable only then).
+CUSTOM_SCALE = "custom"
 
 #: control key -> TransformerConfig field.
 CONTROL_FIELDS: dict[str, str] = {
@@ -154,29 +138,10 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-@dataclass(frozen=True)
-class ConfigChoice:
-    """What the controls hold: the config a run would train with, or why they make none.
-
-    Attributes:
-        config: the :class:`TransformerConfig` of the controls; None when they make no valid one.
-        error_key: when ``config`` is None, the i18n key explaining why (:func:`config_error_key`).
-        error: when ``config`` is None, the message of the config's ``ValueError`` (the
-            explanation quotes it as ``{error}``).
-    """
-
-    config: TransformerConfig | None
-    error_key: str = ""
-    error: str = ""
-
-
-def render_controls() -> ConfigChoice:
-    """Draw the grouped config controls; return the config they make (or why they make none)."""
-    values = _draw_controls()
-    try:
-        return ConfigChoice(make_config(values))
-    except ValueError as err:
-        return ConfigChoice(None, config_error_key(values), str(err))
+def render_controls() -> ConfigChoice[TransformerConfig]:
+    """Draw the grouped config controls; return the config they make (or why they make none:
+    the config's message and :func:`config_error_key`)."""
+    return ConfigChoice.of(_draw_controls(), make_config, config_error_key)
 
 
 def _draw_controls() -> dict[str, Any]:
@@ -184,117 +149,137 @@ def _draw_controls() -> dict[str, Any]:
     d = TransformerConfig()
     col_model, col_attention, col_training = st.columns(3)
     with col_model.expander(t("tr.group_model"), expanded=True):
-        values = {
-            "d_model": controls.select_slider(
-                "tr.d_model",
-                key="tr_d_model",
-                options=D_MODEL_OPTIONS,
-                value=d.d_model,
-                help_key="tr.d_model_help",
-            ),
-            "n_heads": controls.select_slider(
-                "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
-            ),
-            "n_layers": controls.slider(
-                "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
-            ),
-            "positional": controls.radio(
-                "tr.positional",
-                key="tr_pos",
-                options=POSITIONAL_KINDS,
-                index=POSITIONAL_KINDS.index(d.positional),
-                format_func=_labels("tr.positional_"),
-                help_key="tr.positional_help",
-            ),
-            "norm_first": controls.toggle(
-                "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
-            ),
-        }
+        values = _model_controls(d)
     with col_attention.expander(t("tr.group_attention"), expanded=True):
-        values |= {
-            "scale": controls.radio(
-                "tr.scale",
-                key="tr_scale",
-                options=SCALE_MODES,
-                index=SCALE_MODES.index(d.scale),
-                format_func=_labels("tr.scale_"),
-                help_key="tr.scale_help",
-            ),
-            "custom_divisor": controls.number_input(
-                "tr.divisor",
-                key="tr_divisor",
-                min_value=0.1,
-                max_value=100.0,
-                value=d.custom_divisor,
-                step=0.5,
-                help_key="tr.divisor_help",
-            ),
-            "attn_dropout": controls.slider(
-                "tr.dropout",
-                key="tr_dropout",
-                min_value=0.0,
-                max_value=0.5,
-                value=d.attn_dropout,
-                step=0.05,
-                help_key="tr.dropout_help",
-            ),
-            "causal": controls.toggle(
-                "tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"
-            ),
-            "diversity_weight": controls.select_slider(
-                "tr.diversity",
-                key="tr_diversity",
-                options=DIVERSITY_OPTIONS,
-                value=d.diversity_weight,
-                format_func=_number,
-                help_key="tr.diversity_help",
-            ),
-        }
+        values |= _attention_controls(d)
     with col_training.expander(t("tr.group_training"), expanded=True):
-        values |= {
-            "learning_rate": controls.select_slider(
-                "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
-            ),
-            "batch_size": controls.select_slider(
-                "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
-            ),
-            "epochs": controls.slider(
-                "tr.epochs",
-                key="tr_epochs",
-                min_value=1,
-                max_value=MAX_EPOCHS_CONTROL,
-                value=d.epochs,
-                step=1,
-            ),
-            "seed": controls.seed("tr_seed", value=d.seed),
-        }
+        values |= _training_controls(d)
     with col_training.expander(t("tr.group_data"), expanded=False):
-        values |= {
-            "seq_len": controls.select_slider(
-                "tr.seq_len",
-                key="tr_seq_len",
-                options=SEQ_LEN_OPTIONS,
-                value=d.seq_len,
-                help_key="tr.seq_len_help",
-            ),
-            "n_train": controls.select_slider(
-                "tr.n_train",
-                key="tr_n_train",
-                options=TRAIN_OPTIONS,
-                value=d.n_train,
-                help_key="tr.n_train_help",
-            ),
-            "momentum": controls.slider(
-                "tr.momentum",
-                key="tr_momentum",
-                min_value=0.0,
-                max_value=0.95,
-                value=d.momentum,
-                step=0.05,
-                help_key="tr.momentum_help",
-            ),
-        }
+        values |= _data_controls(d)
     return values
+
+
+def _model_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The model group (width, heads, layers, positions, pre-LN); ``d`` gives the defaults."""
+    return {
+        "d_model": controls.select_slider(
+            "tr.d_model",
+            key="tr_d_model",
+            options=D_MODEL_OPTIONS,
+            value=d.d_model,
+            help_key="tr.d_model_help",
+        ),
+        "n_heads": controls.select_slider(
+            "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
+        ),
+        "n_layers": controls.slider(
+            "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
+        ),
+        "positional": controls.radio(
+            "tr.positional",
+            key="tr_pos",
+            options=POSITIONAL_KINDS,
+            index=POSITIONAL_KINDS.index(d.positional),
+            format_func=_labels("tr.positional_"),
+            help_key="tr.positional_help",
+        ),
+        "norm_first": controls.toggle(
+            "tr.pre_ln", key="tr_pre_ln", value=d.norm_first, help_key="tr.pre_ln_help"
+        ),
+    }
+
+
+def _attention_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The attention group (scale and its divisor, dropout, mask, head diversity)."""
+    scale = controls.radio(
+        "tr.scale",
+        key="tr_scale",
+        options=SCALE_MODES,
+        index=SCALE_MODES.index(d.scale),
+        format_func=_labels("tr.scale_"),
+        help_key="tr.scale_help",
+    )
+    return {
+        "scale": scale,
+        "custom_divisor": controls.number_input(
+            "tr.divisor",
+            key="tr_divisor",
+            min_value=0.1,
+            max_value=100.0,
+            value=d.custom_divisor,
+            step=0.5,
+            help_key="tr.divisor_help",
+            disabled=scale != CUSTOM_SCALE,  # only the custom scale divides by it
+        ),
+        "attn_dropout": controls.slider(
+            "tr.dropout",
+            key="tr_dropout",
+            min_value=0.0,
+            max_value=0.5,
+            value=d.attn_dropout,
+            step=0.05,
+            help_key="tr.dropout_help",
+        ),
+        "causal": controls.toggle("tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"),
+        "diversity_weight": controls.select_slider(
+            "tr.diversity",
+            key="tr_diversity",
+            options=DIVERSITY_OPTIONS,
+            value=d.diversity_weight,
+            format_func=_number,
+            help_key="tr.diversity_help",
+        ),
+    }
+
+
+def _training_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The training group (learning rate, batch, epochs, seed)."""
+    return {
+        "learning_rate": controls.select_slider(
+            "tr.lr", key="tr_lr", options=LR_OPTIONS, value=d.learning_rate, format_func=_number
+        ),
+        "batch_size": controls.select_slider(
+            "tr.batch", key="tr_batch", options=BATCH_OPTIONS, value=d.batch_size
+        ),
+        "epochs": controls.slider(
+            "tr.epochs",
+            key="tr_epochs",
+            min_value=1,
+            max_value=MAX_EPOCHS_CONTROL,
+            value=d.epochs,
+            step=1,
+        ),
+        "seed": controls.seed("tr_seed", value=d.seed),
+    }
+
+
+def _data_controls(d: TransformerConfig) -> dict[str, Any]:
+    """The data group (sequence length, training windows, momentum of the walks)."""
+    return {
+        "seq_len": controls.select_slider(
+            "tr.seq_len",
+            key="tr_seq_len",
+            options=SEQ_LEN_OPTIONS,
+            value=d.seq_len,
+            help_key="tr.seq_len_help",
+        ),
+        "n_train": controls.select_slider(
+            "tr.n_train",
+            key="tr_n_train",
+            options=TRAIN_OPTIONS,
+            value=d.n_train,
+            help_key="tr.n_train_help",
+        ),
+        "momentum": controls.slider(
+            "tr.momentum",
+            key="tr_momentum",
+            min_value=0.0,
+            max_value=0.95,
+            value=d.momentum,
+            step=0.05,
+            help_key="tr.momentum_help",
+        ),
+    }
 
 
 def make_config(values: dict[str, Any]) -> TransformerConfig:
@@ -324,237 +309,43 @@ def preview(config: TransformerConfig) -> Preview:
 
 
 # --------------------------------------------------------------------------------------------
-# Run state and buttons
+# The live run (ui.live_run) and what this page keeps about it
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass
-class LiveState:
-    """Everything about this session's run, in one mutable object kept in ``st.session_state``.
-
-    Plain attributes rather than separate session-state keys, for a reason: Streamlit stops an
-    interrupted script by raising at its next Streamlit call, and raises *again* at every later
-    one. The interrupted thread's clean-up (release the lock, add the wall time) must therefore
-    not touch Streamlit; it updates this object instead.
+class TrainingState(LiveState[TrainingRun]):
+    """The session's live run (:class:`ui.live_run.LiveState`) and what the page measured on it.
 
     Attributes:
-        run: the current :class:`TrainResult` (trained in place), or None.
-        mode: idle, running, step, paused or done.
-        start_new: set by Train/Step: this script run may replace an incompatible run.
-        wall: wall seconds spent in ``train`` for this run, page updates included.
         findings: (key, :class:`Findings`) of the run's latest state.
-        notice: an i18n key to show once.
-        lock: held while a thread trains or measures the run. With Streamlit's fast reruns a new
-            script run starts while the interrupted one is still finishing its batch; the lock
-            keeps the two from touching the model at once.
-        history: rows of this session's recent runs (at most ``HISTORY_ROWS``).
+        history: rows of this session's recent runs (at most ``HISTORY_ROWS``); kept over Reset.
     """
 
-    run: TrainResult | None = None
-    mode: str = "idle"
-    start_new: bool = False
-    wall: float = 0.0
     findings: tuple[tuple[int, int], Findings] | None = None
-    notice: str | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
     history: list[dict[str, Any]] = field(default_factory=list)
 
+    def begin(self, run: TrainingRun) -> None:
+        super().begin(run)
+        self.findings = None
 
-def live() -> LiveState:
-    """This session's :class:`LiveState` (created on first use)."""
-    state = st.session_state.get(LIVE)
-    if not isinstance(state, LiveState):
-        state = LiveState()
-        st.session_state[LIVE] = state
-    return state
-
-
-def current_run() -> TrainResult | None:
-    """This session's run, or None."""
-    return live().run
+    def forget(self) -> None:
+        super().forget()
+        self.findings = None
 
 
-def mode() -> str:
-    """idle, running, step, paused or done."""
-    return live().mode
-
-
-def on_page_start() -> None:
-    """Call first on the page: settle the run, and bring a run left by leaving the page back paused.
-
-    Streamlit drops the state of widgets a finished script run did not draw, so the training
-    page's own buttons are missing from session state exactly when another page ran since.
-    (A button press or any control on this page keeps them.)
-    """
-    state = live()
-    if state.mode in ("running", "step") and SENTINEL not in st.session_state:
-        state.mode = "paused"
-    # An interrupted run may still be finishing its batch in the old script thread (fast
-    # reruns start this run at once): wait for it, so the page shows the run as it will stay.
-    with _holding(state.lock, lambda: st.session_state.get(LIVE)):
-        pass
-
-
-def _on_train() -> None:
-    state = live()
-    state.mode, state.start_new = "running", True
-
-
-def _on_pause() -> None:
-    state = live()
-    if state.mode in ("running", "step"):
-        state.mode = "paused"
-
-
-def _on_step() -> None:
-    state = live()
-    state.mode, state.start_new = "step", True
-
-
-def _on_reset() -> None:
-    state = live()
-    with state.lock:  # an interrupted thread may still be finishing its batch
-        state.run, state.findings, state.notice, state.wall = None, None, None, 0.0
-        state.mode = "idle"
+def _forget_replay() -> None:
+    """After Reset: the replay slider follows the next run's newest epoch again."""
     st.session_state.pop(REPLAY_MAX, None)
 
 
-def render_buttons(enabled: bool) -> None:
-    """Train / Pause / Step one epoch / Reset (keyed; they act through callbacks)."""
-    busy = mode() in ("running", "step")
-    cols = st.columns(4)
-    cols[0].button(
-        t("tr.btn_train"),
-        key="tr_btn_train",
-        icon=":material/play_arrow:",
-        on_click=_on_train,
-        disabled=not enabled or busy,
-        type="primary",
-        width="stretch",
-    )
-    cols[1].button(
-        t("tr.btn_pause"),
-        key="tr_btn_pause",
-        icon=":material/pause:",
-        on_click=_on_pause,
-        disabled=not busy,
-        width="stretch",
-    )
-    cols[2].button(
-        t("tr.btn_step"),
-        key="tr_btn_step",
-        icon=":material/skip_next:",
-        on_click=_on_step,
-        disabled=not enabled or busy,
-        width="stretch",
-    )
-    cols[3].button(
-        t("tr.btn_reset"), key=SENTINEL, icon=":material/restart_alt:", on_click=_on_reset, width="stretch"
-    )
+#: The page's live run: Train / Pause / One epoch / Reset, in the server's training slots.
+LIVE: LiveRun[TransformerConfig, TrainingRun] = LiveRun(
+    "tr", Loop(start=start_run, train=train, unit="epoch"), state=TrainingState, after_reset=_forget_replay
+)
 
 
-# --------------------------------------------------------------------------------------------
-# The server-wide slot limiter
-# --------------------------------------------------------------------------------------------
-
-
-@st.cache_resource(max_entries=4)
-def training_slots(capacity: int) -> threading.BoundedSemaphore:
-    """The server-wide semaphore: at most ``capacity`` trainings at once (one per capacity value)."""
-    return threading.BoundedSemaphore(capacity)
-
-
-@contextmanager
-def training_slot(on_wait: Callable[[], None], capacity: int = MAX_CONCURRENT) -> Iterator[None]:
-    """Hold one of the server's training slots for the block.
-
-    While none is free, ``on_wait`` is called every ``SLOT_POLL_S`` seconds; it must touch
-    Streamlit (show the "waiting" message), which is also where a Pause press or leaving the page
-    interrupts the wait.
-    """
-    slots = training_slots(capacity)
-    while not slots.acquire(timeout=SLOT_POLL_S):
-        on_wait()
-    try:
-        yield
-    finally:
-        slots.release()
-
-
-@contextmanager
-def _holding(lock: threading.Lock, on_wait: Callable[[], None]) -> Iterator[None]:
-    """Hold ``lock``, calling ``on_wait`` (a Streamlit call) while another thread has it."""
-    while not lock.acquire(timeout=0.05):
-        on_wait()
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-# --------------------------------------------------------------------------------------------
-# The live run
-# --------------------------------------------------------------------------------------------
-
-
-def _should_stop() -> bool:
-    # Reading session state is a Streamlit call: when the user has acted (a button, another
-    # control, another page, closing the tab) Streamlit raises its stop signal right here,
-    # between two batches. The returned value only matters outside a Streamlit run.
-    return st.session_state[LIVE].mode not in ("running", "step")
-
-
-def train_live(
-    config: TransformerConfig,
-    *,
-    on_epoch: Callable[[TrainResult], None],
-    on_wait: Callable[[], None],
-) -> TrainResult | None:
-    """Train the session's run (starting it when needed) inside this script run.
-
-    ``on_epoch`` redraws the page's live charts; ``on_wait`` shows the "waiting for a free slot"
-    message. Returns when the run is finished, one epoch was stepped, or the mode changed, with
-    the mode updated (the caller then reruns the page). When the user acts, Streamlit's stop
-    signal is raised inside instead; the slot, the lock and the wall time are still looked after.
-    """
-    state = live()
-    may_start_new, state.start_new = state.start_new, False
-    stepping = state.mode == "step"
-    with _holding(state.lock, lambda: st.session_state.get(LIVE)), training_slot(on_wait):
-        run = state.run
-        if run is not None and not run.config.same_run_as(config):
-            if not may_start_new:
-                # A control changed while training: keep the run, wait for an explicit press.
-                state.mode = "paused"
-                return run
-            run = None
-        if run is None:
-            run = start_run(config)
-            state.run, state.wall, state.findings = run, 0.0, None
-        if run.finished and config.epochs <= run.epochs_done and not stepping:
-            state.notice, state.mode = "tr.notice_finished", "done"
-            return run
-        target = run.epochs_done + 1 if stepping else None
-        if stepping and target > config.epochs:
-            config = config.replace(epochs=target)  # stepping past the planned epochs extends the run
-        started = time.perf_counter()
-        try:
-            train(config, on_epoch=on_epoch, should_stop=_should_stop, resume=run, until_epoch=target)
-        finally:
-            state.wall += time.perf_counter() - started  # no Streamlit call here (see LiveState)
-        state.mode = "done" if run.finished else "paused"
-    return run
-
-
-def check_mode(config: TransformerConfig | None) -> str:
-    """The mode to act on: a run cannot go on while the controls hold an invalid config."""
-    state = live()
-    if config is None and state.mode in ("running", "step"):
-        state.mode = "paused"
-    return state.mode
-
-
-def follow_latest_epoch(run: TrainResult) -> None:
+def follow_latest_epoch(run: TrainingRun) -> None:
     """Move the replay slider to the newest snapshot whenever a new epoch has finished.
 
     Call before the slider is drawn; the learner's own choice is kept until training moves on.
@@ -565,7 +356,7 @@ def follow_latest_epoch(run: TrainResult) -> None:
         st.session_state[REPLAY_KEY] = newest
 
 
-def replay_slider(run: TrainResult) -> int:
+def replay_slider(run: TrainingRun) -> int:
     """The bound slider over the epochs whose attention snapshot is kept (0 = before training).
 
     Drawn with ``st.select_slider`` directly: when :func:`follow_latest_epoch` has set its value
@@ -593,20 +384,20 @@ def config_error_key(values: dict[str, Any]) -> str:
     return "tr.error_too_big"
 
 
-def findings(run: TrainResult) -> Findings:
+def findings(run: TrainingRun) -> Findings:
     """The run's measured findings, computed once per state of the run (kept in session state)."""
-    state = live()
+    state = LIVE.state()
     key = (id(run), run.batches_done)
     if state.findings is not None and state.findings[0] == key:
         return state.findings[1]
-    with _holding(state.lock, lambda: st.session_state.get(LIVE)):
+    with LIVE.holding():  # an interrupted thread may still be finishing its batch
         value = measure_findings(run)
     state.findings = (key, value)
     _record_history(state, run, value)
     return value
 
 
-def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None:
+def _record_history(state: TrainingState, run: TrainingRun, found: Findings) -> None:
     diag = {d.id: d.value for d in found.diagnostics}
     row = {
         "run": id(run),
@@ -630,23 +421,24 @@ def _record_history(state: LiveState, run: TrainResult, found: Findings) -> None
 
 def history() -> list[dict[str, Any]]:
     """This session's recent runs (at most ``HISTORY_ROWS``), oldest first."""
-    return list(live().history)
+    return list(LIVE.state().history)
 
 
-def wall_seconds() -> float:
-    """Wall-clock seconds spent in ``train`` for the current run, page updates included."""
-    return live().wall
-
-
-def pop_notice() -> str | None:
-    """An i18n key of a one-off message left by the previous run, if any."""
-    state = live()
-    notice, state.notice = state.notice, None
-    return notice
+def significant(value: float, digits: int = 3) -> str:
+    """A number for the runs table: ``digits`` significant digits, no padding, no exponent
+    (38 -> "38", 1.4069 -> "1.41", 0.83185 -> "0.832", 1234.5 -> "1,235"); NaN/inf as Python
+    writes them. ``st.table`` would print every float column with four decimals ("38.0000")."""
+    x = float(value)
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) >= 10**digits:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
 
 
 def history_table() -> list[dict[str, Any]]:
-    """This session's runs as table rows with translated column names (newest first)."""
+    """This session's runs as table rows with translated column names (newest first): integers
+    as integers, other numbers with 3 significant digits (:func:`significant`)."""
     rows = []
     for r in reversed(history()):
         cfg = r["config"]
@@ -661,14 +453,14 @@ def history_table() -> list[dict[str, Any]]:
                     scale=t(f"tr.scale_{cfg['scale']}"),
                     causal=t("common.yes") if cfg["causal"] else t("common.no"),
                 ),
-                t("tr.hist_epochs"): r["epochs"],
-                t("tr.hist_val"): round(r["val"] / r["optimum"], 2),
-                t("tr.hist_prefix"): round(r["prefix"] / r["optimum"], 2),
-                t("tr.hist_shuffle"): round(r["shuffle"], 2),
+                t("tr.hist_epochs"): str(int(r["epochs"])),
+                t("tr.hist_val"): significant(r["val"] / r["optimum"]),
+                t("tr.hist_prefix"): significant(r["prefix"] / r["optimum"]),
+                t("tr.hist_shuffle"): significant(r["shuffle"]),
                 t("tr.hist_recent3"): f"{r['recent3']:.0%}",
-                t("tr.hist_oscillation"): round(r["oscillation"], 2),
-                t("tr.hist_redundancy"): round(r["redundancy"], 3),
-                t("tr.hist_seconds"): round(r["seconds"], 1),
+                t("tr.hist_oscillation"): significant(r["oscillation"], 2),
+                t("tr.hist_redundancy"): significant(r["redundancy"]),
+                t("tr.hist_seconds"): significant(r["seconds"], 2),
             }
         )
     return rows

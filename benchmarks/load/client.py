@@ -15,6 +15,12 @@ widget manager does), the moved one at a fresh random value: a step of the slide
 it has now. A bound control's value is also written into the query string, as the browser writes
 it into the URL.
 
+A question (``ui.questions``) holds back what answers it until the student presses Check or "Show
+me": after a full run that drew questions (opening the page, opening a fold) the session presses
+"Show me" on each in one more run (as a student who tried them; ``answers=False``: one who does
+not), so moving a control then redraws what a student sees. The answers are never in the URL, so
+a link cannot open them.
+
 A folded section (``ui.sections``: a closed expander that runs its section once opened) is a
 control too: "moving" it opens it, as a student clicks its title (a boolean widget state, and
 ``open_...=true`` in the query string); an open fold is not moved again. A session may also start
@@ -105,6 +111,12 @@ def loopback_port(host: str) -> int:
 def stream_url(host: str) -> str:
     """The websocket URL of the Streamlit server at ``host`` (loopback only)."""
     return f"ws://127.0.0.1:{loopback_port(host)}{STREAM_PATH}"
+
+
+def _is_show_me(widget_id: str) -> bool:
+    """Whether a button is a question's "Show me" (``ui.questions``: key ``q_<qid>_show``)."""
+    key = control_key(widget_id)
+    return key.startswith("q_") and key.endswith("_show")
 
 
 def control_key(widget_id: str) -> str:
@@ -257,6 +269,10 @@ class StreamlitSession:
     _values: dict[str, tuple[float, ...]] = field(default_factory=dict)
     _query: dict[str, str] = field(default_factory=dict)
     _elements: dict[Place, int] = field(default_factory=dict)
+    #: Whether the student tries the questions: "Show me" is pressed on each as it appears.
+    answers: bool = True
+    #: Ids of the "Show me" buttons the last full run drew (questions not tried yet).
+    _show_me: set[str] = field(default_factory=set)
 
     def connect(self) -> None:
         """Load the page over HTTP, then open the websocket, each with the cookies held so far."""
@@ -299,7 +315,14 @@ class StreamlitSession:
     def open(self) -> Rerun:
         """The first run of the page, as a browser loading its URL (with the ``link``'s query)."""
         self._query = {**self.link, **self._query}
-        return self._run(control=None)
+        return self._answered(self._run(control=None))
+
+    def _answered(self, run: Rerun) -> Rerun:
+        """After a full run that drew questions not tried yet (``answers``): the run that presses
+        "Show me" on each, returned instead (the page as a student sees it once they tried them)."""
+        if not self.answers or not run.ok or run.fragment or not self._show_me:
+            return run
+        return self._run(control=None, press=tuple(sorted(self._show_me)))
 
     def rerun(self) -> Rerun:
         """A full rerun with nothing changed."""
@@ -327,14 +350,15 @@ class StreamlitSession:
         self._states[control.id] = control.state(value)
         if control.query_param_key:
             self._query[control.query_param_key] = control.url_value(value)
-        return self._run(control=control)
+        return self._answered(self._run(control=control))  # an opened fold may hold a question
 
-    def _client_state(self, control: Control | None) -> bytes:
+    def _client_state(self, control: Control | None, press: tuple[str, ...] = ()) -> bytes:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.page_name = self.page
         cs.query_string = urlencode(self._query)
         cs.widget_states.widgets.extend(self._states.values())
+        cs.widget_states.widgets.extend(WidgetState(id=i, trigger_value=True) for i in press)  # clicks
         if control is not None and control.fragment_id:
             cs.fragment_id = control.fragment_id
         cs.context_info.locale = self.locale
@@ -342,13 +366,13 @@ class StreamlitSession:
         cs.context_info.url = f"{self.host}/{self.page}"
         return msg.SerializeToString()
 
-    def _run(self, control: Control | None) -> Rerun:
+    def _run(self, control: Control | None, press: tuple[str, ...] = ()) -> Rerun:
         fragment = bool(control and control.fragment_id)
         name = control.key if control else ""
         if self._ws is None:
             self.connect()
         assert self._ws is not None
-        payload = self._client_state(control)
+        payload = self._client_state(control, press)
         start = time.perf_counter()
         deadline = start + self.timeout
         self.sent += 1
@@ -357,6 +381,7 @@ class StreamlitSession:
         elements = nbytes = 0
         seen: dict[str, Control] = {}
         drawn: dict[Place, int] = {}
+        shows: set[str] = set()
         self.in_flight = True
         try:
             self._ws.send_binary(payload)
@@ -369,7 +394,7 @@ class StreamlitSession:
                 kind = fwd.WhichOneof("type")
                 if kind == "delta":
                     elements += 1
-                    self._note_delta(fwd, seen, drawn)
+                    self._note_delta(fwd, seen, drawn, shows)
                     if error is None and _is_exception(fwd):
                         error = "exception: " + fwd.delta.new_element.exception.message[:200]
                 elif kind == "page_info_changed":
@@ -401,9 +426,13 @@ class StreamlitSession:
         self._elements.update(drawn)
         if finished:
             self._update_controls(seen, full=not fragment)
+            if not fragment:
+                self._show_me = shows
         return Rerun(self.page, name, seconds, finished, error, changed, elements, nbytes, fragment)
 
-    def _note_delta(self, fwd: ForwardMsg, seen: dict[str, Control], drawn: dict[Place, int]) -> None:
+    def _note_delta(
+        self, fwd: ForwardMsg, seen: dict[str, Control], drawn: dict[Place, int], shows: set[str]
+    ) -> None:
         """Note the element a delta draws (its place and content) and the controls among them.
 
         Only what the page shows counts: transient deltas (spinners) come and go at the place of an
@@ -424,6 +453,8 @@ class StreamlitSession:
         element = delta.new_element.WhichOneof("type")
         if element not in _NOT_CONTENT:
             drawn[tuple(fwd.metadata.delta_path)] = hash(delta.SerializeToString())
+        elif element == "button" and _is_show_me(delta.new_element.button.id):
+            shows.add(delta.new_element.button.id)
         elif element == "slider":
             w = delta.new_element.slider
             if not w.disabled and not w.form_id:  # a form's slider waits for its submit button

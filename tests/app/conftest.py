@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block, Widget
 
 from tests.conftest import ROOT
 
@@ -25,14 +26,21 @@ def fold_keys(page: str) -> list[str]:
 
 
 def open_page(
-    page: str, *, lang: str = "en", params: dict[str, str] | None = None, folded: bool = False
+    page: str,
+    *,
+    lang: str = "en",
+    params: dict[str, str] | None = None,
+    folded: bool = False,
+    answered: bool = True,
 ) -> AppTest:
     """Run ``app.py`` with ``?lang=...&params`` and switch to ``pages/<page>.py``.
 
     Language and URL parameters are set the way a shared link sets them (query parameters),
     so this also exercises the ``bind="query-params"`` seeding of every bound control. Unless
     ``folded``, the link opens every folded section (``?open_...=true``), so a test sees the whole
-    page; ``params`` may still close one (``open_sdp_nan="false"``).
+    page; ``params`` may still close one (``open_sdp_nan="false"``). Unless ``answered=False`` (the
+    view a learner first gets), "Show me" is pressed on every question (:func:`show_answers`):
+    what answers a question is drawn only then (``ui.questions.reveal``).
     """
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.query_params["lang"] = lang
@@ -45,6 +53,32 @@ def open_page(
     if page != "home":
         at.switch_page(f"pages/{page}.py")
         at.run()
+    if answered:
+        show_answers(at)
+    return at
+
+
+def _show_buttons(node) -> list[str]:
+    """Keys of the "Show me" buttons of the questions under ``node``, in page order."""
+    if isinstance(node, Widget):
+        key = node.key or ""
+        return [key] if node.type == "button" and key.startswith("q_") and key.endswith("_show") else []
+    if isinstance(node, Block):
+        return [k for i in sorted(node.children) for k in _show_buttons(node.children[i])]
+    return []
+
+
+def show_answers(at: AppTest, *qids: str) -> AppTest:
+    """Press "Show me" on the questions ``qids`` (none: every question on the page) and run once.
+
+    A page draws what answers a question (a chart, a metric, a sentence with the number) only once
+    it is answered; a question that appears only later (after a training) needs another call.
+    """
+    keys = [f"q_{qid}_show" for qid in qids] or _show_buttons(at._tree)
+    for key in keys:
+        at.button(key=key).click()
+    if keys:
+        at.run()
     return at
 
 
@@ -56,3 +90,36 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture
 def page_runner() -> Callable[..., AppTest]:
     return open_page
+
+
+#: Two sentence marks in a row ("。，", "，。", "。。", "：。", ...), or a Chinese mark beside an
+#: ASCII one ("。.", ",，"): doubled punctuation, in a catalogue or in text composed from several.
+#: A token shown as "position:token" ("5:，", the comma of the Chinese sentence) is a word, not a mark.
+DOUBLED_PUNCTUATION = re.compile(
+    r"(?<!\d:)[。，、；：！？][。，、；：！？.,;:!?]|(?<![\d.])[.,;:!?][。，、；：！？]"
+)
+
+
+def page_texts(at: AppTest) -> list[str]:
+    """Every text a reader sees on the page: headings, paragraphs, captions, alerts, metrics, tables,
+    fold titles, and the charts' titles, axis titles, annotations and legend names."""
+    import json
+
+    texts = [
+        e.value for kind in ("title", "header", "subheader", "markdown", "caption") for e in at.get(kind)
+    ]
+    texts += [e.value for kind in ("info", "warning", "success", "error") for e in at.get(kind)]
+    texts += [part for m in at.metric for part in (m.label, str(m.value))]
+    texts += [str(cell) for table in at.table for cell in table.value.to_numpy().ravel()]
+    texts += [str(column) for table in at.table for column in table.value.columns]
+    texts += [e.label for e in at.expander]
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        layout = spec.get("layout", {})
+        texts += [str((layout.get("title") or {}).get("text") or "")]
+        texts += [str(a.get("text") or "") for a in layout.get("annotations", [])]
+        for name, axis in layout.items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                texts.append(str((axis.get("title") or {}).get("text") or ""))
+        texts += [str(trace.get("name") or "") for trace in spec.get("data", [])]
+    return [t for t in texts if t]

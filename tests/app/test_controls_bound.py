@@ -2,7 +2,8 @@
 
 Walks the rendered element tree of each page (default state) and checks each widget: it has a
 user key, and (unless it is a kind that cannot be bound: buttons, uploads, editors) its proto
-carries ``query_param_key == key``, which is what ``bind="query-params"`` sets. Radio groups and
+carries ``query_param_key == key``, which is what ``bind="query-params"`` sets. The exception: a
+question's answer (``q_...``) must *not* be bound, and must not be in the URL. Radio groups and
 selectboxes keep the URL themselves (stable ids, see ``ui.controls``): they must have been drawn
 by ``ui.controls`` (which records them) and carry no Streamlit binding (which would write labels).
 """
@@ -15,6 +16,7 @@ from streamlit.testing.v1.element_tree import Block, Widget
 from app import PAGES
 from tests.app.conftest import assert_clean, open_page
 from ui.controls import OPTIONS_SEEN
+from ui.questions import is_answer_param
 
 #: Widget kinds Streamlit cannot bind to the URL; they still need a stable key.
 UNBINDABLE = {"button", "download_button", "file_uploader", "data_editor", "form_submit_button", "chat_input"}
@@ -22,6 +24,13 @@ UNBINDABLE = {"button", "download_button", "file_uploader", "data_editor", "form
 
 #: Widget kinds whose URL value ``ui.controls`` writes itself, as a stable id.
 SELF_SYNCED = {"radio", "selectbox"}
+
+
+def _is_answer(key: str) -> bool:
+    """A question's widget (``ui.questions``): the one documented exception. An answer stays in the
+    session and is never bound to the URL, so a shared link or a handout cannot give it away
+    (issue 22.2)."""
+    return is_answer_param(key)
 
 
 def _widgets(node) -> list[Widget]:
@@ -42,6 +51,10 @@ def test_every_control_is_keyed_and_bound(page):
     assert widgets, "every page has at least the language switch"
     for w in widgets:
         assert w.key, f"{w.type} {getattr(w, 'label', '')!r} has no key"
+        if _is_answer(w.key):
+            assert not getattr(w.proto, "query_param_key", None), f"answer {w.key!r} is bound to the URL"
+            assert w.key not in at.query_params, f"answer {w.key!r} is in the URL"
+            continue
         if w.type in UNBINDABLE:
             continue
         if w.type in SELF_SYNCED or w.key in at.session_state[OPTIONS_SEEN]:  # incl. ui.controls.flag

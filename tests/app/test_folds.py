@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import TIMEOUT, assert_clean, fold_keys, open_page
+from tests.app.conftest import TIMEOUT, assert_clean, fold_keys, open_page, show_answers
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
 
 #: page -> (a folded section's URL key, its title key, a control drawn only inside it).
 FOLDED = {
-    "scaled-dot-product": ("open_sdp_sparse", "sdp.sparse_title", "sdp_nw_h"),
+    "scaled-dot-product": ("open_sdp_sparse", "sdp.sparse_title", "q_sdp_softmax_zero"),  # its question first
     "multi-head": ("open_mh_pos", "mh.pos_title", "mh_perm"),
     "kernel-regression": ("open_kr_cv", "kr.cv_header", "kr_use_hstar"),
     "kernels-to-attention": ("open_k2a_learn", "k2a.learn_title", "k2a_learn_run"),
@@ -79,7 +79,8 @@ def test_a_link_opens_a_fold_and_closing_it_stops_its_work(page):
 @pytest.mark.parametrize("value", ["zzz", "2", "nan", "maybe"])
 def test_a_tampered_fold_value_leaves_the_section_closed_and_says_so(value, lang):
     cat = load_catalogue(lang)
-    at = open_page("scaled-dot-product", lang=lang, params={"open_sdp_nan": value}, folded=True)
+    params = {"open_sdp_nan": value}
+    at = open_page("scaled-dot-product", lang=lang, params=params, folded=True, answered=False)
     assert_clean(at)
     assert not at.session_state["open_sdp_nan"]
     said = [w.value for w in at.warning if cat["sdp.nan_title"] in w.value]
@@ -107,4 +108,5 @@ def test_presenting_shows_a_folded_section_as_its_slide_with_its_title():
     assert_clean(at)
     assert [h.value for h in at.main.get("header")] == [cat["sdp.sparse_title"]]
     assert not _folds(at)
+    show_answers(at)  # the section's own sliders come after its question
     assert "sdp_nw_h" in _keys(at)

@@ -11,13 +11,15 @@ import base64
 import inspect
 import io
 import json
+import re
 from collections.abc import Callable
-from html import escape
+from html import escape, unescape
 from html.parser import HTMLParser
 from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
@@ -163,3 +165,108 @@ def test_code_expander_shows_the_real_source():
     assert fit.code[0].value == source(nw.nw_predict)
     cv = opened("core.nadaraya_watson.loo_cv_errors")
     assert [c.value for c in cv.code] == [source(nw.loo_cv_errors), source(nw.select_bandwidth)]
+
+
+# ----------------------------------------------------------------------------------------------
+# the handout as a worksheet (issue 22.5)
+# ----------------------------------------------------------------------------------------------
+
+ANSWERS = '<section class="answers">'
+
+
+def _fixed_part(text: str) -> str:
+    """The longest part of a catalogue sentence without placeholders (what any filling of it holds)."""
+    return max(re.split(r"\{[^}]*\}", text), key=len).strip()
+
+
+def _title(chart) -> str:
+    spec = json.loads(chart.proto.spec)
+    return re.sub(r"<[^>]+>", " ", spec["layout"].get("title", {}).get("text", "")).strip()
+
+
+#: page, language, a catalogue key of its intro (first paragraph), a TeX fragment of one of its
+#: formulas, (control label key, the value the handout lists), its questions' explanation keys
+WORKSHEETS = [
+    (
+        "kernel-regression",
+        "en",
+        "kr.intro",
+        r"\hat f(x) = \sum_{i=1}^{N}",
+        ("kr.bandwidth", "0.3"),
+        {
+            "kr_active": "q.kr_active_explain",
+            "kr_row": "q.kr_row_explain",
+            "kr_cv_small_h": "q.kr_cv_explain_rises",
+        },
+    ),
+    (
+        "scaled-dot-product",
+        "zh",
+        "sdp.intro",
+        r"\mathrm{Attention}(Q,K,V)",
+        ("sdp.dk", "16"),
+        {"sdp_dk_peak": "q.sdp_dk_explain", "sdp_softmax_zero": "q.sdp_zero_explain"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("page", "lang", "intro", "tex", "setting", "explained"), WORKSHEETS)
+def test_handout_is_a_worksheet_with_the_answers_last(downloads, page, lang, intro, tex, setting, explained):
+    cat = load_catalogue(lang)
+    at = open_page(page, lang=lang)  # every question shown: what they held back is in the handout
+    assert_clean(at)
+    html = downloads[f"{page}-{lang}-handout.html"]()
+    assert html.count(ANSWERS) == 1
+    sheet, answers = html.split(ANSWERS)
+    # the lesson: its text, its formulas (TeX, offline), the settings of its controls
+    read = unescape(re.sub(r"<[^>]+>", "", sheet))  # the worksheet as a reader reads it
+    assert re.sub(r"\*\*|`", "", cat[intro])[:80] in read
+    assert escape(tex) in sheet
+    label, value = setting
+    assert f"<td>{escape(cat[label])}</td><td>{value}</td>" in sheet
+    # each question in the worksheet without its answer, its answer and explanation after
+    read_answers = unescape(re.sub(r"<[^>]+>", "", answers))
+    for qid, key in explained.items():
+        assert f'id="q-{qid}"' in sheet
+        fixed = re.sub(r"\*\*|`", "", _fixed_part(cat[key]))[:50]
+        assert fixed not in read, f"{qid}: its explanation is in the worksheet"
+        assert fixed in read_answers, f"{qid}: its explanation is not with the answers"
+    assert cat["common.handout_answers"] in answers
+    assert sheet.count('class="handout-question"') == len(explained) + (page == "scaled-dot-product") * 2
+    # what a question held back (here: revealed) is printed with its answer, the rest in place
+    for chart in at.get("plotly_chart"):
+        key = _chart_key(chart)
+        assert html.count(f'id="fig-{key}"') == 1
+        section = re.search(rf'<section id="item-{key}".*?</section>', html, re.S).group(0)
+        if _title(chart):  # in the figure's heading, not again in the plot
+            assert section.count(escape(_title(chart))) == 1, f"{key}: its title is not printed exactly once"
+    assert cat["q.hidden"] not in html  # nothing to press on paper
+
+
+def test_an_unanswered_question_keeps_its_figure_out_and_its_answer_last(downloads):
+    at = open_page("kernel-regression", answered=False)
+    assert_clean(at)
+    html = downloads["kernel-regression-en-handout.html"]()
+    sheet, answers = html.split(ANSWERS)
+    assert 'id="fig-kr_fig_row"' not in html  # not drawn: not printed
+    assert 'id="fig-kr_fig_fit"' in sheet
+    en = load_catalogue("en")
+    assert en["q.kr_cv_rises"] in sheet  # the choices, none marked
+    assert f"{en['common.handout_answer']}: {en['q.kr_cv_rises']}" in answers
+    assert en["common.handout_answer"] + ":" not in sheet
+
+
+def test_the_handout_records_the_page_by_reference_not_by_value():
+    """Recording stays cheap: a rerun keeps references (a figure object, a callable question), and
+    nothing is built before the click."""
+    from ui.handout import STATE_KEY
+
+    at = open_page("kernel-regression")
+    entries = list(at.session_state[STATE_KEY].items.values())
+    figures = [e for e in entries if e.kind == "figure"]
+    assert figures
+    assert all(isinstance(e.obj, go.Figure | tuple) for e in figures)  # the figure (and its marks)
+    questions = [e for e in entries if e.kind == "question"]
+    assert len(questions) == 3
+    assert all(callable(e.obj) for e in questions)  # its text and answer are made on the click
+    assert {e.kind for e in entries} >= {"text", "formula", "heading", "question", "figure", "table"}

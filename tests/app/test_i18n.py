@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from tests.app.conftest import DOUBLED_PUNCTUATION
 from tests.conftest import ROOT
 from ui.i18n import CATALOGUE_DIR, LANGUAGES, load_catalogue
 
@@ -61,3 +62,19 @@ def test_every_key_used_in_code_exists():
             used |= set(KEY_USE.findall(f.read_text(encoding="utf-8")))
     missing = sorted(k for k in used if k not in en)
     assert missing == [], missing
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_doubled_punctuation(lang):
+    """Issue 22.8: "。，" in a Chinese sentence; no catalogue may hold two marks in a row (the pages'
+    composed text is checked in their own zh tests with ``page_texts``)."""
+    catalogue = load_catalogue(lang)
+    bad = {k: m.group(0) for k, v in catalogue.items() if (m := DOUBLED_PUNCTUATION.search(v))}
+    assert bad == {}
+
+
+def test_the_doubled_punctuation_check_catches_what_it_should():
+    for text in ("权重。，然后", "如下，。", "结束。。", "比较：。", "例如。.", "x,，y"):
+        assert DOUBLED_PUNCTUATION.search(text), text
+    for text in ("权重。然后", "（查询，键）", "0.5，", "e.g. 1.0。", "……", "“是”。", "4:上, 5:，, 0:小猫"):
+        assert not DOUBLED_PUNCTUATION.search(text), text

@@ -11,6 +11,7 @@ import pytest
 
 from tests.app.conftest import assert_clean, open_page
 from ui import kernel_approximation as uk
+from ui import live_run
 
 PAGE = "kernel-approximation"
 
@@ -147,16 +148,16 @@ def test_run_measures_marks_and_keeps_the_result():
 
 
 def test_a_busy_server_refuses_a_second_measurement():
-    lock = uk._cost_lock()
-    assert lock.acquire(blocking=False)
-    try:
+    """Another session's measurement holds the server's one cost slot: Run is refused at once."""
+    with live_run.limiter().try_hold(live_run.COST) as got:
+        assert got
         at = open_page(PAGE, params={"ka_cost_len": "256"})
         at.button(key="ka_btn_cost").click()
         at.run()
         assert_clean(at)
         assert any("Another user" in w.value for w in at.warning)
-    finally:
-        lock.release()
+        assert "ka_cost_result" not in at.session_state  # nothing measured
+    assert live_run.limiter().free(live_run.COST) == live_run.MAX_COST_MEASUREMENTS
 
 
 @pytest.mark.parametrize(
@@ -188,3 +189,91 @@ def test_chinese_page_runs_the_measurement():
     at.run()
     assert_clean(at)
     assert next(tr["name"] for tr in chart(at, "ka_fig_cost_seconds")["data"]) == "精确 softmax"
+
+
+# ----------------------------------------------------------------------------------------------
+# issue 22.6: the page's claims are the computation on screen
+# ----------------------------------------------------------------------------------------------
+
+
+def test_the_rms_gap_metric_is_the_charts_median_at_m():
+    """The metric sat at 0.262 beside a chart point near 0.4: now it is the chart's own point, the
+    median of the draws the caption and the legend name, recomputed here one draw at a time."""
+    from core.data import post_data
+    from core.random_features import rff_nw_predict
+
+    at = open_page(PAGE, lang="en", params={"ka_m": "16", "ka_seed": "3"}, folded=True)
+    assert_clean(at)
+    fig = chart(at, "ka_fig_rff_error")
+    (fit_line,) = [d for d in fig["data"] if d["name"] == f"fit error (median of {uk.RFF_SEEDS} draws)"]
+    at_m = list(values(fit_line["x"])).index(16.0)
+    shown = float(metric(at, f"RMS gap to the exact fit (median of {uk.RFF_SEEDS} draws)"))
+    d = post_data()
+    xq = np.linspace(-3, 3, uk.N_QUERY)
+    draws = [rff_nw_predict(d.x, d.y, xq, 0.3, 16, seed=3 + s).rms_error for s in range(uk.RFF_SEEDS)]
+    assert shown == pytest.approx(float(np.median(draws)), rel=2e-3)  # the metric shows 3 digits
+    assert values(fit_line["y"])[at_m] == pytest.approx(float(np.median(draws)), rel=1e-9)
+    captions = "\n".join(c.value for c in at.caption)
+    assert f"median of {uk.RFF_SEEDS} independent draws (seeds 3–{3 + uk.RFF_SEEDS - 1}" in captions
+    assert f"has an RMS gap of {draws[0]:.3g}." in captions  # the draw on the left, said apart
+    assert "averaged" not in captions
+
+
+@pytest.mark.parametrize(("sigma", "d_k"), [("0.25", "8"), ("0.5", "16")])
+def test_the_trigonometric_sentence_is_the_comparison_on_screen(sigma, d_k):
+    """At σ = 0.25, D = 8 trigonometric features are better at every m: the page used to say they
+    are "far worse at small m" for every σ. Its sentence now comes from the comparison shown."""
+    from core.lessons import kernel_approximation as ka
+
+    at = open_page(PAGE, params={"ka_sigma": sigma, "ka_dk": d_k})
+    assert_clean(at)
+    inp = ka.attention_inputs(16, int(d_k), float(sigma), 0, uk.D_V)
+    cmp = ka.compare_features(inp.q, inp.k, uk.FEATURE_M_GRID, ka.FEATURE_KINDS, uk.FEATURE_SEEDS, 0)
+    ratio = cmp.ratio("trigonometric", ("positive_orthogonal", "positive_iid"))
+    (sentence,) = [m.value for m in at.markdown if m.value.startswith("**Trigonometric features against")]
+    assert f"(σ = {sigma}, D = {d_k})" in sentence
+    for i, m in enumerate(cmp.m):
+        worse, better = ratio[i] > 1 + ka.SAME_RTOL, ratio[i] < 1 / (1 + ka.SAME_RTOL)
+        word = "worse" if worse else "better" if better else "about the same"
+        # the m falls in a run introduced by its own word: "worse at m = 2–64 (...)"
+        runs = [part for part in sentence.split(": ", 1)[1].split("; ") if part.startswith(word)]
+        assert any(_in_run(int(m), part) for part in runs), (m, word, sentence)
+    if sigma == "0.25":
+        assert "worse" not in sentence.split(": ", 1)[1]
+
+
+def _in_run(m: int, part: str) -> bool:
+    """Whether ``m`` lies in the run "… at m = a–b (…)" or "… at m = a (…)"."""
+    span = part.split("m = ", 1)[1].split(" ", 1)[0].rstrip(".")
+    low, _, high = span.partition("–")
+    return int(low) <= m <= int(high or low)
+
+
+def test_the_polynomial_sentence_says_exp_of_twice_the_score():
+    from core.lessons import kernel_approximation as ka
+
+    at = open_page(PAGE, params={"ka_sigma": "0.5", "ka_dk": "16"})
+    inp = ka.attention_inputs(16, 16, 0.5, 0, uk.D_V)
+    match = ka.polynomial_match(inp.q, inp.k)
+    (look,) = [c.value for c in at.caption if "(1 + s)²" in c.value]
+    assert "exp(2s)" in look
+    assert f"|s| ≤ {match.radius:.2f}" in look
+    assert f"{match.share:.0%}" in look
+
+
+def test_comparison_runs_group_consecutive_m():
+    from core.lessons import kernel_approximation as ka
+
+    cmp = ka.FeatureComparison(
+        m=np.array([2.0, 4.0, 8.0, 16.0]),
+        kinds=("trig", "pos"),
+        error=np.array([[3.0, 2.0, 1.0, 0.5], [1.0, 1.0, 1.0, 1.0]]),
+        kernel_mse=np.zeros((2, 4)),
+        negative_share=np.zeros((2, 4)),
+        near_zero_share=np.zeros((2, 4)),
+    )
+    assert uk.comparison_runs(cmp, "trig", ("pos",)) == [
+        uk.OutcomeRun("worse", "2–4", "×2.00–3.00"),
+        uk.OutcomeRun("same", "8", "×1.00"),
+        uk.OutcomeRun("better", "16", "×0.50"),
+    ]

@@ -365,6 +365,15 @@ def test_url_values_are_applied():
 # ---------------------------------------------------------------------------------------------
 
 
+def test_the_uploader_says_the_apps_upload_limit():
+    """Issue 22.6: the uploader's "Limit … per file" is the app's cap (tests/test_upload_limit.py
+    checks the server configs and the README against the same constant)."""
+    from core.csv_data import MAX_UPLOAD_MB
+
+    at = open_page(PAGE, folded=True)
+    assert at.file_uploader(key="kr_upload").proto.max_upload_size_mb == MAX_UPLOAD_MB == 2
+
+
 def test_good_upload_is_fitted_with_scaled_controls():
     at = open_page(PAGE)
     rng = np.random.default_rng(0)
@@ -487,7 +496,7 @@ def test_every_csv_refusal_has_a_message_in_both_languages(lang):
     ],
 )
 def test_a_refused_link_value_is_said_once(params, label, shown):
-    at = open_page(PAGE, params=params)
+    at = open_page(PAGE, params=params, answered=False)  # the first view: the run the link opened
     assert_clean(at)
     (raw,) = params.values()
     (warning,) = [w.value for w in at.warning]
@@ -505,9 +514,72 @@ def test_an_accepted_link_value_gets_no_warning():
     assert not at.warning
 
 
-def test_a_refused_answer_in_the_link_shows_an_empty_answer():
-    at = open_page(PAGE, params={"q_kr_row": "zzz"})
+@pytest.mark.parametrize("params", [{"q_kr_row": "34"}, {"q_kr_row": "zzz", "q_kr_cv_small_h": "rises"}])
+def test_an_answer_in_an_old_link_is_ignored_and_dropped(params):
+    """Answers stay in the session (issue 22.2): a link that still carries one (made before they
+    left the URL) opens with the question unanswered, and the parameter leaves the address bar."""
+    at = open_page(PAGE, params=params, answered=False)
     assert_clean(at)
-    (warning,) = [w.value for w in at.warning]
-    assert "zzz" in warning
-    assert "shows — instead" in warning
+    assert at.number_input(key="q_kr_row").value is None
+    assert at.radio(key="q_kr_cv_small_h").value is None
+    assert not at.warning
+    assert not [k for k in at.query_params if k.startswith("q_")]
+    assert at.query_params["open_kr_cv"] == "true"  # the rest of the link is kept
+
+
+@pytest.mark.parametrize(("lang", "marker"), [("en", "plays the role"), ("zh", "的作用相当于")])
+def test_the_inverse_temperature_sentence_names_the_right_factor(lang, marker):
+    """Issue 22.6: "1/h² plays the role of 1/√d_k"; with the score -(x - x_i)²/(2h²) the factor in
+    front of the squared distance is 1/(2h²). The factor the sentence names must turn a softmax of
+    -distance² into the Gaussian NW weights (``core.nadaraya_watson.nw_predict``'s), here by hand."""
+    from core.data import post_data
+    from core.nadaraya_watson import nw_predict
+
+    text = load_catalogue(lang)["kr.formula_body"]
+    named = re.findall(r"1/\(?2?h²\)?", text.split(marker)[0])[-1]
+    h = 0.3
+    factor = {"1/(2h²)": 1 / (2 * h * h), "1/h²": 1 / (h * h)}[named]
+    d = post_data()
+    xq = np.linspace(-2, 2, 9)
+    scores = -factor * (xq[:, None] - d.x[None, :]) ** 2  # (Q, N)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(weights @ d.y, nw_predict(d.x, d.y, xq, "gaussian", h), rtol=1e-10)
+
+
+def _loo_grid_hstar(x: np.ndarray, y: np.ndarray, kernel) -> float:
+    """h* by brute force: the LOO-CV error of every h of a fine log grid, each fit a dense matrix."""
+    d = x[:, None] - x[None, :]  # (N, N)
+    best_h, best_cv = math.nan, math.inf
+    for h in np.geomspace(0.05, 1.5, 700):  # 0.5% apart
+        k = kernel.fn(d / h)
+        np.fill_diagonal(k, 0.0)  # leave sample i out
+        den = k.sum(axis=1)
+        if not (den > 0).all():
+            continue
+        cv = float(np.mean((y - k @ y / den) ** 2))
+        if cv < best_cv:
+            best_h, best_cv = h, cv
+    return best_h
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_claims_note_names_the_kernels_whose_hstar_is_in_the_posts_range(lang):
+    """The note under the claims table sorts every kernel by its own h* (brute-force LOO grid)."""
+    from core.kernels import REGISTRY
+
+    at = open_page(PAGE, lang=lang, params={"open_kr_claims": "true"}, folded=True)
+    assert_clean(at)
+    cat = load_catalogue(lang)
+    template = re.escape(cat["kr.claim_kernels_note"])
+    pattern = template.replace(r"\{inside\}", "(?P<inside>.+?)").replace(r"\{outside\}", "(?P<outside>.+?)")
+    found = next(m for m in (re.fullmatch(pattern, md.value) for md in at.markdown) if m)
+    sep = cat["kr.list_sep"]
+    shown = {part: {s.strip() for s in found[part].split(sep)} for part in ("inside", "outside")}
+    x, y = posts_data()
+    for kernel in REGISTRY:
+        h = _loo_grid_hstar(x, y, kernel)
+        name = cat[f"kr.kernel_{kernel.name}"]
+        expected, other = ("inside", "outside") if 0.2 <= h <= 0.4 else ("outside", "inside")
+        assert name in shown[expected], (kernel.name, h, found[0])
+        assert name not in shown[other], (kernel.name, h, found[0])

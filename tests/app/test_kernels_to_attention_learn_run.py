@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.kernel_attention import BandwidthLearning, MetricLearning
+from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning
 from tests.app.conftest import assert_clean, open_page
 from tests.app.live import live_slider
 from ui import attention as ua

@@ -91,7 +91,7 @@ def test_a_link_sets_a_live_slider(page, params, key, shown):
     ],
 )
 def test_a_tampered_link_is_refused_once_with_the_pages_warning(page, key, raw, shown):
-    at = open_page(page, params={key: raw}, folded=True)
+    at = open_page(page, params={key: raw}, folded=True, answered=False)
     assert_clean(at)
     label = live_slider(at, key).label
     (warning,) = [w.value for w in at.warning]
@@ -101,7 +101,7 @@ def test_a_tampered_link_is_refused_once_with_the_pages_warning(page, key, raw, 
     assert key not in at.query_params
     at.run()
     assert not at.warning
-    zh = open_page(page, lang="zh", params={key: raw}, folded=True)
+    zh = open_page(page, lang="zh", params={key: raw}, folded=True, answered=False)
     (warning,) = [w.value for w in zh.warning]
     assert load_catalogue("zh")["common.link_value_refused"].split("{")[0] in warning
 

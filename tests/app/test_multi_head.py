@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import astuple
 
 import numpy as np
 import pytest
 
-from core.head_redundancy import points_from_json, redundancy_vs_heads
-from tests.app.conftest import assert_clean, open_page
+from core.lessons.multi_head import points_from_json, redundancy_vs_heads
+from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts, show_answers
 from ui.i18n import load_catalogue
 from ui.multihead import SHIPPED_REDUNDANCY, SHIPPED_REDUNDANCY_FILE
 
@@ -54,6 +55,14 @@ def test_default_page_in_both_languages(lang):
     red = at.table[-1].value
     assert list(red.iloc[:, 0]) == [1, 2, 4, 8, 16, 32]
     assert not at.warning
+    # issue 22.8: "W_O" read as "w_o" in the Chinese title. Nothing lower-cased it (the spec held
+    # "W_O"): at 16 px Latin capitals beside CJK ideographs look like small letters. The title now
+    # writes W with a subscript O, as the formula above it does, in both languages.
+    (concat,) = [c for c in at.get("plotly_chart") if c.proto.id.endswith("mh_fig_concat")]
+    title = json.loads(concat.proto.spec)["layout"]["title"]["text"]
+    assert "W<sub>O</sub>" in title
+    assert "w_o" not in title.lower()
+    assert [s for s in page_texts(at) if DOUBLED_PUNCTUATION.search(s)] == []
 
 
 def test_permutation_table_shows_the_symmetry_and_its_breaking():
@@ -167,9 +176,8 @@ THRESHOLD_REFUSED = ("mh.threshold", "2", "0.9")
     ],
 )
 def test_odd_url_values_fall_back(params, warned, refused):
-    at = open_page(PAGE, params={**CHEAP, **params})
+    at = open_page(PAGE, params={**CHEAP, **params}, answered=False)  # the run the link opened
     assert_clean(at)
-    assert _charts(at) == 10
     # a control that refuses the link's value says so, once, under itself (ui.controls)
     expected = [
         EN["common.link_value_refused"].format(label=EN[label_key], value=raw, shown=shown)
@@ -178,6 +186,8 @@ def test_odd_url_values_fall_back(params, warned, refused):
     if warned is not None:  # the head count says it its own way, with the counts d_model allows
         expected.append(EN["mh.heads_fallback"].format(requested=warned, d_model=64, used=8))
     assert [w.value for w in at.warning] == expected
+    show_answers(at)
+    assert _charts(at) == 10
     at.slider(key="mh_threshold").set_value(0.8).run()
     assert not at.warning  # said once, not on every rerun
 

@@ -103,3 +103,39 @@ def test_turning_presentation_on_in_the_sidebar():
     assert_clean(at)
     assert _slide(at) == 1
     assert at.toggle(key="questions").value  # questions shown unless the teacher turns them off
+
+
+#: Each page's introduction (i18n key) and what else its header holds (a formula, a fold).
+INTROS = {
+    "home": "home.intro",
+    "kernel-regression": "kr.intro",
+    "kernels-to-attention": "k2a.intro",
+    "scaled-dot-product": "sdp.intro",
+    "kernel-approximation": "ka.intro",
+    "multi-head": "mh.intro",
+    "in-context": "ic.intro",
+}
+
+
+@pytest.mark.parametrize("page", list(INTROS))
+def test_the_page_header_is_on_the_first_slide_only(page):
+    """Slide 2 starts with the slide bar: no introduction, no page formula, no setup fold; the page
+    title is the bar's running head (one title, in the bar)."""
+    cat = load_catalogue("en")
+    intro = cat[INTROS[page]]
+    first = _open_link(page, present="1")
+    second = _open_link(page, present="1", slide="2")
+    assert_clean(second)
+    assert _slide(second) == 2
+    assert any(intro in m.value for m in first.main.get("markdown"))
+    assert not any(intro in m.value for m in second.main.get("markdown"))
+    titles = [e.value for e in second.main.get("title")]
+    assert titles == [first.main.get("title")[0].value]  # the page title, once: in the slide bar
+    latex = [e.value for e in second.main.get("latex")]
+    folds = [e.label for e in second.main.get("expander")]
+    if page == "scaled-dot-product":
+        assert any("mask" in f for f in [e.value for e in first.main.get("latex")])
+        assert not any(r"\mathrm{mask}" in f for f in latex)  # the page's formula
+    if page == "in-context":
+        assert cat["ic.idea_title"] in [e.label for e in first.main.get("expander")]
+        assert cat["ic.idea_title"] not in folds

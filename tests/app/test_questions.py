@@ -13,22 +13,23 @@ from __future__ import annotations
 import base64
 import json
 import math
+from urllib.parse import parse_qsl
 
 import numpy as np
 import pytest
 from streamlit.testing.v1.element_tree import Block, Widget
 
 from core import attention as attn
-from core import attention_analysis as aa
-from core import findings as verdicts
 from core import in_context as core_ic
-from core import kernel_approximation as ka
 from core import kernel_attention as bridge
-from core import multihead_analysis as mha
 from core import training as core_training
 from core.data import make_data
+from core.lessons import kernel_approximation as ka
+from core.lessons import multi_head as mha
+from core.lessons import scaled_dot_product as aa
+from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, open_page, show_answers
 from tests.app.live import live_slider
 from ui import in_context as ui_ic
 from ui import kernel_approximation as uk
@@ -144,6 +145,10 @@ def chart(at, key: str) -> dict:
     raise AssertionError(f"no chart {key!r}")
 
 
+def _chart_keys(at) -> set[str]:
+    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
 def nearest(levels: dict[str, float], value: float) -> str:
     return min(levels, key=lambda k: abs(levels[k] - value))
 
@@ -165,15 +170,13 @@ def _sdp_now(at):
 
 
 def _sdp_peak(at) -> str:
-    e = attn.dk_experiment(
-        list(aa.DK_OPTIONS), length=16, n_trials=32, seed=int(at.session_state["sdp_seed"])
-    )
+    e = aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=int(at.session_state["sdp_seed"]))
     peak = float(e.max_weight_unscaled[list(e.d_k).index(int(at.session_state["sdp_dk"]))])
     return nearest({"one": 1.0, "uniform": 1 / 16}, peak)
 
 
 def test_scaled_dot_product_questions():
-    at = open_page("scaled-dot-product")
+    at = open_page("scaled-dot-product", answered=False)
     assert_clean(at)
     inp, mask, scale = _sdp_now(at)
     assert mask is None  # default: no mask, so the questions probe the "make one" button's mask
@@ -199,7 +202,8 @@ def test_scaled_dot_product_questions():
 
 
 def test_scaled_dot_product_softmax_zero_follows_the_temperature():
-    at = open_page("scaled-dot-product", params={"sdp_scale": "custom", "sdp_temp": "0.05", "sdp_dk": "512"})
+    params = {"sdp_scale": "custom", "sdp_temp": "0.05", "sdp_dk": "512"}
+    at = open_page("scaled-dot-product", params=params, answered=False)
     assert_clean(at)
     soft = next(r for r in aa.normalizer_weights(*_sdp_now(at)) if r.name == "softmax")
     assert soft.zeros > 0  # float underflow at a tiny temperature
@@ -222,7 +226,7 @@ def _k2a_table_h(at) -> tuple[float, float]:
 
 
 def test_kernels_to_attention_questions():
-    at = open_page("kernels-to-attention")
+    at = open_page("kernels-to-attention", answered=False)
     assert_clean(at)
     s = at.session_state
     q = bridge.random_vectors(
@@ -233,6 +237,7 @@ def test_kernels_to_attention_questions():
     )
     same = bridge.dot_vs_gaussian(q, k, float(s["k2a_tau"])).max_abs_diff < 1e-6
     check_choice(at, "k2a_dot_equal", "yes" if same else "no")
+    show_answers(at, "k2a_no_loo")  # the table the answer is read from
     h_loo, h_no = _k2a_table_h(at)
     check_choice(at, "k2a_no_loo", "smaller" if h_no < h_loo else "larger")
 
@@ -273,7 +278,7 @@ def _mh_perm(at) -> str:
 
 
 def test_multi_head_questions():
-    at = open_page("multi-head")
+    at = open_page("multi-head", answered=False)
     assert_clean(at)
     spec = _mh_spec(at)
     view = mha.head_view(spec)
@@ -294,7 +299,7 @@ def test_multi_head_questions():
 
 
 def test_multi_head_view_works_with_one_head():
-    at = open_page("multi-head", params={"mh_heads": "1"})
+    at = open_page("multi-head", params={"mh_heads": "1"}, answered=False)
     assert_clean(at)
     assert mha.contiguity(mha.head_view(_mh_spec(at)).heads).view_error is None
     check_choice(at, "mh_view_error", "no")
@@ -315,8 +320,9 @@ def _ka_negative(at) -> str:
 
 
 def test_kernel_approximation_questions():
-    at = open_page("kernel-approximation")
+    at = open_page("kernel-approximation", answered=False)
     assert_clean(at)
+    show_answers(at, "ka_quadruple_m", "ka_best_features")  # the numbers the answers are read from
     slope = float(next(m.value for m in at.metric if m.label == EN["ka.metric_slope"]))
     check_choice(at, "ka_quadruple_m", nearest({"halves": -0.5, "quarters": -1.0, "same": 0.0}, slope))
     traces = chart(at, "ka_fig_feature_error")["data"]
@@ -366,7 +372,7 @@ def _kr_row(at) -> int:
 
 
 def test_kernel_regression_questions():
-    at = open_page("kernel-regression")
+    at = open_page("kernel-regression", answered=False)
     assert_clean(at)
     expected = _kr_cv(at)
     assert expected == "rises"  # Gaussian on the post's data: CV has its minimum inside the grid
@@ -404,7 +410,7 @@ def _tr_query0(at) -> str:
 
 
 def test_training_questions_before_and_after_training():
-    at = open_page("training", params=TINY_TRAINING)
+    at = open_page("training", params=TINY_TRAINING, answered=False)
     assert_clean(at)
     expected = _tr_query0(at)
     assert expected == "one"  # causal mask: query 0 sees only key 0
@@ -472,7 +478,8 @@ def test_in_context_steeper_reference_is_measured_only_once_answered(monkeypatch
     monkeypatch.setattr(
         core_ic, "references", lambda c, loo=True: measured.append(c.lipschitz) or real(c, loo=loo)
     )
-    at = open_page("in-context", params={"ic_seed": "424242", "ic_steps": "100"})  # a seed no test caches
+    params = {"ic_seed": "424242", "ic_steps": "100"}  # a seed no test caches
+    at = open_page("in-context", params=params, answered=False)
     assert_clean(at)
     assert measured == [4.0]  # the page's own reference only
     config = _ic_config(at)
@@ -482,7 +489,7 @@ def test_in_context_steeper_reference_is_measured_only_once_answered(monkeypatch
 
 
 def test_in_context_questions():
-    at = open_page("in-context", params={"ic_steps": "100"})
+    at = open_page("in-context", params={"ic_steps": "100"}, answered=False)
     assert_clean(at)
     expected = _ic_steeper(at)
     assert expected == "narrower"  # L = 4 -> 8 with 32 points: the window follows the slope
@@ -503,6 +510,7 @@ def test_in_context_questions():
 
     at.button(key="ic_btn_sweep").click().run()
     assert_clean(at)
+    show_answers(at, "ic_more_context")  # the chart the answer is read from
     traces = {tr["name"]: tr for tr in chart(at, "ic_sweep_fig")["data"]}
     learned_n = _array(traces[EN["ic.legend_sweep_learned_n"]]["y"])
     check_choice(at, "ic_more_context", _trend(learned_n[0], learned_n[-1]))
@@ -516,18 +524,21 @@ def test_in_context_questions():
 @pytest.mark.parametrize("shown", [True, False])
 def test_presenting_teacher_can_hide_the_questions(shown):
     params = {"present": "1"} | ({} if shown else {"questions": "false"})
-    at = open_page("kernels-to-attention", params=params)
+    at = open_page("kernels-to-attention", params=params, answered=False)
     at.selectbox(key="slide").set_value(2).run()  # the slide with the τ = h² question
     assert_clean(at)
     assert [h.value for h in at.header] == [EN["k2a.three_title"]]
     assert at.toggle(key="questions").value is shown
     assert (_widget(at._tree, "q_k2a_tau") is not None) is shown
     assert (_widget(at._tree, "q_k2a_tau_check") is not None) is shown
+    # with the questions off nothing is held back: the figures that show τ are on the slide
+    assert (_chart_keys(at) >= {"k2a_fig1", "k2a_fig2", "k2a_fig3"}) is not shown
+    assert any(EN["q.hidden"] in c.value for c in at.caption) is shown
 
 
 def test_questions_in_chinese():
     zh = load_catalogue("zh")
-    at = open_page("kernels-to-attention", lang="zh")
+    at = open_page("kernels-to-attention", lang="zh", answered=False)
     assert_clean(at)
     assert at.number_input(key="q_k2a_tau").label == zh["q.your_answer"]
     h = float(at.session_state["k2a_h"])
@@ -548,3 +559,83 @@ def test_number_tolerance_and_choice_ids():
     assert not is_right(float("nan"), 1.0, tolerance=1.0)
     assert is_right("yes", "yes")
     assert not is_right("no", "yes")
+
+
+# ----------------------------------------------------------------------------------------------
+# questions before answers (issue 22.1) and answers out of links (issue 22.2)
+# ----------------------------------------------------------------------------------------------
+
+
+def _markdown_in(node) -> list[str]:
+    found = []
+    if getattr(node, "type", None) == "markdown":
+        found.append(node.value)
+    if isinstance(node, Block):
+        for child in node.children.values():
+            found.extend(_markdown_in(child))
+    return found
+
+
+def test_show_me_reveals_what_the_question_held_back_and_states_the_answer():
+    at = open_page("kernel-regression", answered=False)
+    assert_clean(at)
+    assert "kr_fig_row" not in _chart_keys(at)  # the weights of x* would answer "how many"
+    assert any(EN["q.hidden"] in c.value for c in at.caption)
+    d, s = _kr_data(at), at.session_state
+    w = nw_weights(d.x, np.array([float(s["kr_xq"])]), kernel=s["kr_kernel"], bandwidth=float(s["kr_h"]))[0]
+    active = int(np.count_nonzero(w > 1e-3 * w.max()))
+
+    at.button(key="q_kr_active_show").click().run()
+    assert_clean(at)
+    assert "kr_fig_row" in _chart_keys(at)
+    said = _markdown_in(_box(at, "kr_active"))
+    assert any(EN["q.answer_is"].format(answer=active) in m for m in said)
+    assert any(EN["q.kr_active_explain"].split("{")[0] in m for m in said)
+    assert _widget(at._tree, "q_kr_active_show") is None  # shown: nothing left to press
+    assert verdict(at, "kr_active") is None  # no response was checked
+    assert check_number(at, "kr_active", active, min(d.x.size, 2 * active + 10)) is None  # Check still works
+    assert "kr_fig_cv" not in _chart_keys(at)  # each question keeps its own answer back
+
+
+def test_check_reveals_too_and_stays_revealed_for_the_session():
+    at = open_page("kernel-regression", answered=False)
+    assert answer(at, "kr_cv_small_h", "falls") == "wrong"
+    assert "kr_fig_cv" in _chart_keys(at)  # a wrong answer sees the curve too: that is the lesson
+    at.slider(key="kr_xq").set_value(-1.0).run()  # another control: still revealed
+    assert_clean(at)
+    assert "kr_fig_cv" in _chart_keys(at)
+
+
+def test_answers_never_enter_the_url():
+    at = open_page("kernel-regression", answered=False)
+    answer(at, "kr_cv_small_h", "rises")
+    answer(at, "kr_row", 7)
+    assert at.radio(key="q_kr_cv_small_h").value == "rises"
+    assert not [k for k in at.query_params if k.startswith("q_")], dict(at.query_params)
+
+
+def test_an_answer_survives_a_language_switch():
+    at = open_page("kernel-regression", answered=False)
+    answer(at, "kr_cv_small_h", "rises")
+    at.session_state["lang"] = "zh"  # what clicking the sidebar's language switch does
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="q_kr_cv_small_h").value == "rises"
+    assert verdict(at, "kr_cv_small_h") == "right"
+
+
+def _student_link(at) -> str:
+    at.session_state["student_link"] = True  # the teacher opens "Copy link for students"
+    at.run()
+    assert_clean(at)
+    (code,) = [c.value for c in at.code if "?" in c.value or c.value.startswith("http")]
+    return code
+
+
+def test_the_student_link_holds_the_view_without_answers_or_presentation():
+    params = {"kr_xq": "-1.5", "present": "1", "slide": "2", "questions": "0", "q_kr_row": "34"}
+    at = open_page("kernel-regression", lang="zh", params=params, folded=True, answered=False)
+    assert_clean(at)
+    query = dict(parse_qsl(_student_link(at).split("?", 1)[1]))
+    assert query == {"kr_xq": "-1.5", "lang": "zh"}
+    assert at.query_params["present"] == "1"  # the teacher's own view is left as it is

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.attention_analysis import apply_editor_edits, build_mask, default_custom_mask
-from tests.app.conftest import assert_clean, open_page
+from core.lessons.scaled_dot_product import apply_editor_edits, build_mask, default_custom_mask
+from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
 from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
@@ -38,6 +38,8 @@ def test_renders_in_both_languages(lang):
     m = _metrics(at)
     key = "Largest difference" if lang == "en" else "最大差异"
     assert float(m[key]) < 1e-10  # ours vs torch's built-in on the page's inputs
+    # issue 22.8: no doubled punctuation ("。，") anywhere, the sparsemax fold's composed text included
+    assert [s for s in page_texts(at) if DOUBLED_PUNCTUATION.search(s)] == []
 
 
 def test_scale_and_dk_controls_change_the_numbers():
@@ -280,7 +282,7 @@ def test_dk_marker_follows_the_slider_on_the_cached_experiment_chart():
 
     def figures_shown() -> dict[str, object]:  # chart key -> the figure object drawn (under its marks)
         items = at.session_state[STATE_KEY].items.values()
-        return {key: obj[0] for _, key, obj, *_ in items if key.startswith("sdp_fig_dk")}
+        return {e.key: e.obj[0] for e in items if e.kind == "figure" and e.key.startswith("sdp_fig_dk")}
 
     panels = ("x", "x2", "x3", "x4")
     at = open_page(PAGE, params={"sdp_dk": "16"})

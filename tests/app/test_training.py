@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
+import re
 
 import numpy as np
 import pytest
 
 from core import training as core_training
-from core.presets import preset_config
-from core.training_evaluation import fixed_example
+from core.lessons.training import preset_config
 from core.transformer import TransformerConfig
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, open_page, show_answers
+from ui import live_run
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
 
@@ -21,7 +21,7 @@ from ui.i18n import load_catalogue
 TINY = {"tr_epochs": "2", "tr_n_train": "128", "tr_seq_len": "8", "tr_batch": "32"}
 
 
-def _live(at) -> ui_tr.LiveState:
+def _live(at) -> ui_tr.TrainingState:
     return at.session_state["tr_live"]
 
 
@@ -60,7 +60,7 @@ def _assert_preview_of(at, cat, config: TransformerConfig) -> None:
     assert len(drawn) >= 3
     for y in drawn:
         assert np.any(np.all(np.isclose(train_rows, y[None, :], rtol=0, atol=1e-7), axis=1))
-    example = fixed_example(reference.data).numpy().astype(float)
+    example = core_training.fixed_example(reference.data).numpy().astype(float)
     (bold,) = [w for w in walks if w["name"] == cat["tr.legend_example"]]
     np.testing.assert_allclose(_array(bold["y"]), example[:-1], atol=1e-7)
     (target,) = [w for w in walks if w["name"] == cat["tr.legend_next"]]
@@ -100,7 +100,7 @@ def test_page_renders_before_training(lang):
     _assert_preview_of(at, cat, _page_config(at))
     assert _run(at) is None
     assert _live(at).mode == "idle"
-    assert ui_tr.training_slots(ui_tr.MAX_CONCURRENT)._value == ui_tr.MAX_CONCURRENT  # no slot taken
+    assert live_run.limiter().free(live_run.TRAINING) == live_run.MAX_CONCURRENT  # no slot taken
 
 
 def test_the_preview_follows_the_controls_before_training():
@@ -245,7 +245,7 @@ def test_every_control_and_a_training_with_all_options_off_default():
     at.slider(key="tr_layers").set_value(2)
     at.radio(key="tr_pos").set_value("learned")
     at.toggle(key="tr_pre_ln").set_value(False)
-    at.radio(key="tr_scale").set_value("custom")
+    at.radio(key="tr_scale").set_value("custom").run()  # the divisor is editable only then
     at.number_input(key="tr_divisor").set_value(2.0)
     at.slider(key="tr_dropout").set_value(0.1)
     at.toggle(key="tr_causal").set_value(False)
@@ -306,31 +306,6 @@ def test_invalid_combination_shows_a_translated_error(lang):
     assert "tr_walks_fig" not in _charts(at)  # no config, nothing to preview
 
 
-def test_slot_limiter_waits_and_stays_responsive():
-    slots = ui_tr.training_slots(1)
-    holder_ready, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        slots.acquire()
-        holder_ready.set()
-        release.wait(10)
-        slots.release()
-
-    threading.Thread(target=hold).start()
-    holder_ready.wait(5)
-    waits = []
-
-    def on_wait() -> None:
-        waits.append(1)
-        if len(waits) == 2:
-            release.set()
-
-    with ui_tr.training_slot(on_wait, capacity=1):
-        assert len(waits) >= 2  # it polled (and would have shown the message) while the slot was taken
-    assert slots.acquire(timeout=1)  # released again afterwards
-    slots.release()
-
-
 def test_many_heads_train_and_draw():
     at = open_page("training")
     at.selectbox(key="tr_preset").set_value("heads32_diverse")
@@ -355,10 +330,11 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
     at = open_page("training", lang=lang, params=TINY | {"tr_causal": causal})
     at.button(key="tr_btn_train").click()
     at.run()
+    show_answers(at)  # the findings' questions come first; their verdicts after
     assert_clean(at)
     run = _run(at)
     assert run.config.causal is (causal == "true")
-    from core import findings as verdicts
+    from core.lessons import training as verdicts
 
     found = _live(at).findings[1]  # what the page measured and showed
     cat = load_catalogue(lang)
@@ -371,5 +347,86 @@ def test_verdicts_match_the_run_on_screen(lang, causal):
         assert f"{found.attention.ahead:.0%}" in text
     rollout = verdicts.rollout_verdict(found.rollout)
     assert cat[rollout.key].format(**rollout.values) in text
-    worse = found.rollout.model > found.rollout.last_value
+    ratio = found.rollout.model / found.rollout.last_value
+    worse = ratio > 1 + verdicts.ROLLOUT_SAME_RTOL  # ×1.01 is "about the same", not "worse"
     assert (cat["tr.verdict_rollout_worse"].split("{")[0] in text) is worse
+    # issue 22.7: the diagnostics table has a row for the leak, red exactly when the page says the
+    # model cheats (mask off), green with the mask
+    leak = next(d for d in found.diagnostics if d.id == "leak")
+    cells = _diagnostics_cells(at)
+    (row,) = [i for i, symptom in enumerate(cells["symptom"]) if symptom == _flat(cat["tr.diag_leak"])]
+    assert cells["status"][row] == _flat(cat[f"tr.level_{leak.level}"])
+    cheats = cat["tr.verdict_leak_cheats"].split("{")[0] in text
+    assert (leak.level == "red") is cheats
+    if run.config.causal:
+        assert leak.level == "green"
+        assert leak.value == 1.0
+
+
+def _flat(text: str) -> str:
+    """A table cell without the figure's line breaks and spaces (it wraps long cells)."""
+    return text.replace("<br>", "").replace(" ", "")
+
+
+def _diagnostics_cells(at) -> dict[str, list[str]]:
+    """The troubleshooting table's columns (status, symptom, measure, remedy), line breaks removed."""
+    (table,) = [d for d in _charts(at)["tr_diagnostics_fig"]["data"] if d["type"] == "table"]
+    columns = ("status", "symptom", "measure", "remedy")
+    return {
+        c: [_flat(v) for v in values] for c, values in zip(columns, table["cells"]["values"], strict=True)
+    }
+
+
+def test_paused_before_the_first_epoch_ends_says_so():
+    """Issue 22.7: paused inside epoch 1 the status read "0.00 epochs/s ... training loss nan"."""
+    at = open_page("training", params=TINY)
+    config = _page_config(at)
+    run = core_training.start_run(config)
+    batches = iter(range(2))
+    core_training.train(config, resume=run, should_stop=lambda: next(batches, None) is None)
+    assert run.epochs_done == 0
+    assert run.batches_done == 2
+    _live(at).run, _live(at).mode = run, "paused"
+    at.run()
+    assert_clean(at)
+    cat = load_catalogue("en")
+    status = "\n".join(c.value for c in at.caption)
+    assert "no epoch finished yet" in status
+    assert "nan" not in status
+    assert "0.00 epochs/s" not in status
+    assert cat["tr.speed_no_epoch"] in status
+    speeds = {m.label: m.value for m in at.metric}
+    assert speeds[cat["tr.metric_epochs_per_s"]] == "–"
+    assert speeds[cat["tr.metric_epochs_per_s_page"]] == "–"
+
+
+def test_the_custom_divisor_is_editable_only_with_the_custom_scale():
+    at = open_page("training", params=TINY)
+    assert at.radio(key="tr_scale").value == "sqrt_dk"
+    assert at.number_input(key="tr_divisor").disabled
+    at.radio(key="tr_scale").set_value("custom").run()
+    assert not at.number_input(key="tr_divisor").disabled
+    at.radio(key="tr_scale").set_value("one").run()
+    assert at.number_input(key="tr_divisor").disabled
+
+
+def test_the_runs_table_writes_numbers_as_numbers():
+    """Issue 22.7: the runs table padded every number to four decimals ("38.0000")."""
+    at = open_page("training", params=TINY)
+    at.button(key="tr_btn_train").click().run()
+    assert_clean(at)
+    cat = load_catalogue("en")
+    (history,) = [t.value for t in at.table if cat["tr.hist_epochs"] in t.value.columns]
+    row = history.iloc[0]
+    assert row[cat["tr.hist_epochs"]] == "2"
+    found = _live(at).findings[1]
+    run = _run(at)
+    assert row[cat["tr.hist_val"]] == f"{found.val_loss / run.baselines.optimum:.3g}"
+    assert row[cat["tr.hist_shuffle"]] == f"{found.shuffle.ratio:.3g}"
+    for cell in map(str, row.to_numpy()):
+        assert not re.search(r"\.\d*0000$", cell), cell
+    assert ui_tr.significant(38.0) == "38"
+    assert ui_tr.significant(1.40697) == "1.41"
+    assert ui_tr.significant(0.831852) == "0.832"
+    assert ui_tr.significant(4.123, 2) == "4.1"
+    assert ui_tr.significant(1234.5) == "1,234"

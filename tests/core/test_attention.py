@@ -13,7 +13,6 @@ from core.attention import (
     attention_steps,
     causal_mask,
     compare_with_torch,
-    dk_experiment,
     fully_masked_rows,
     mask_from_string,
     mask_to_string,
@@ -225,26 +224,6 @@ def test_compare_with_torch_reports_small_difference():
     assert cmp.ours_nan_rows == 0
     assert cmp.seconds_ours > 0
     assert cmp.seconds_torch > 0
-
-
-def test_dk_experiment_against_theory():
-    e = dk_experiment([1, 16, 256], length=16, n_trials=64, seed=0)
-    assert e.length == 16
-    assert e.log_s == pytest.approx(math.log(16))
-    # Var(q·k) = D for unit-variance independent entries; scaled variance is 1
-    for measured, d in zip(e.var_measured, e.d_k, strict=True):
-        assert measured == pytest.approx(d, rel=0.15)
-    assert e.var_scaled == pytest.approx([1, 1, 1], rel=0.15)
-    # without the scale softmax saturates as D grows; with it, it does not
-    assert e.max_weight_unscaled[-1] > 0.85 > 0.35 > e.max_weight_scaled[-1]
-    assert e.entropy_unscaled[-1] < 0.5 * e.entropy_scaled[-1]
-    assert e.saturated_unscaled[-1] > 0.3
-    assert e.saturated_scaled[-1] == 0
-    assert e.grad_scores_unscaled[-1] < 0.1 * e.grad_scores_scaled[-1]
-    # D = 1: scale 1/√1 = 1, both columns identical
-    assert e.entropy_scaled[0] == e.entropy_unscaled[0]
-    with pytest.raises(ValueError, match="d_k"):
-        dk_experiment([0])
 
 
 def test_mask_string_round_trip_and_validation():

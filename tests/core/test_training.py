@@ -2,8 +2,8 @@
 
 References are independent of the code under test: brute-force loops, numpy's correlation,
 exact properties, and runs compared with other runs. The trained runs (``post_run``, ...) come
-from tests/core/conftest.py; what is measured on them is tested in test_training_evaluation.py,
-test_training_diagnostics.py and test_findings.py.
+from tests/core/conftest.py; what the training lesson measures on them is tested in
+tests/core/lessons/test_training_*.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import torch
 
 from core import random_walks
 from core import training as tr
-from core.presets import PRESETS, preset_config
-from core.training_evaluation import fixed_example
 from core.transformer import TransformerConfig
 
 #: A few seconds per run: for the mechanics of training (determinism, pause, resume).
@@ -111,7 +109,7 @@ def test_optimum_baseline_is_the_step_noise():
 
 def test_same_seed_same_losses_even_in_parallel_threads():
     first = tr.train(TINY)
-    results: list[tr.TrainResult] = []
+    results: list[tr.TrainingRun] = []
     threads = [threading.Thread(target=lambda: results.append(tr.train(TINY))) for _ in range(2)]
     for th in threads:
         th.start()
@@ -243,7 +241,7 @@ def test_preview_is_what_start_run_starts_from(config):
     assert shown.walks.shape == (tr.PREVIEW_WALKS, T + 1)
     np.testing.assert_array_equal(shown.walks, run.data.train[torch.as_tensor(shown.walk_index)].numpy())
     assert shown.walk_index[0] == 0 and shown.walk_index[-1] == config.n_train - 1  # noqa: PT018
-    np.testing.assert_array_equal(shown.example, fixed_example(run.data).numpy())
+    np.testing.assert_array_equal(shown.example, tr.fixed_example(run.data).numpy())
     assert shown.attention.dtype == np.float16
     assert shown.attention.shape == (config.n_layers, config.n_heads, T, T)
     np.testing.assert_array_equal(shown.attention, run.snapshots[0])
@@ -259,16 +257,6 @@ def test_preview_changes_with_the_seed_and_rejects_other_objects():
     np.testing.assert_array_equal(a.walks, tr.preview(TINY.replace(epochs=9)).walks)
     with pytest.raises(ValueError, match="TransformerConfig"):
         tr.preview({"seed": 0})
-
-
-def test_presets_are_valid_and_change_what_they_say():
-    default = TransformerConfig()
-    for name, changes in PRESETS.items():
-        config = preset_config(name)
-        changed = {f for f in changes if getattr(config, f) != getattr(default, f)}
-        assert changed == set(changes), name
-    with pytest.raises(ValueError, match="unknown preset"):
-        preset_config("gpt4")
 
 
 # --- the post's model learns ---------------------------------------------------------------

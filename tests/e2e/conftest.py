@@ -55,17 +55,20 @@ def page(browser, app_url):
     """A fresh browser page (1400x1000) whose ``open(path, **params)`` loads an app URL and waits.
 
     The link opens every folded section of the page (``?open_...=true``, see ``ui.sections``), so a
-    test sees the whole page, unless ``folded=True`` (the view a learner first gets).
+    test sees the whole page, unless ``folded=True`` (the view a learner first gets). Likewise
+    "Show me" is pressed on every question (:func:`show_answers`) unless ``answered=False``.
     """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
 
-    def open_(path: str = "", *, folded: bool = False, **params: str) -> None:
+    def open_(path: str = "", *, folded: bool = False, answered: bool = True, **params: str) -> None:
         if not folded and path and (ROOT / "pages" / f"{path}.py").exists():
             params = {**dict.fromkeys(fold_keys(path), "true"), **params}
         query = "&".join(f"{k}={v}" for k, v in params.items())
         pg.goto(f"{app_url}/{path}" + (f"?{query}" if query else ""))
         wait_for_app(pg)
+        if answered:
+            show_answers(pg)
 
     pg.open = open_  # type: ignore[attr-defined]
     yield pg
@@ -93,6 +96,28 @@ def wait_for_app(pg, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
             return
         pg.wait_for_timeout(150)
     raise AssertionError("the app was still running after the timeout")
+
+
+#: The "Show me" buttons of the questions (``ui.questions``: keys ``q_<qid>_show``).
+SHOW_ME = '[class*="st-key-q_"][class*="_show"] button'
+
+
+def show_answers(pg) -> None:
+    """Press "Show me" on every question of the page, one after the other (each reruns the page):
+    a page draws what answers a question only once it is answered (``ui.questions.reveal``).
+
+    First waits until the run has drawn the page to its end (the handout button, ``app.main``'s
+    last element), so every question is on it; then each press waits for its button to go.
+    """
+    pg.locator(".st-key-handout_html").wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    wait_for_app(pg)
+    buttons = pg.locator(SHOW_ME)
+    while (left := buttons.count()) > 0:
+        buttons.first.click()
+        pg.wait_for_function(
+            f"document.querySelectorAll('{SHOW_ME}').length < {left}", timeout=RUN_TIMEOUT_MS
+        )
+        wait_for_app(pg)
 
 
 def assert_no_exception(pg) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception, wait_for_app
+from tests.e2e.conftest import assert_no_exception, show_answers, wait_for_app
 from ui.i18n import load_catalogue
 
 pytestmark = pytest.mark.e2e
@@ -29,6 +29,7 @@ def test_a_click_opens_a_fold_and_draws_its_section(page, lang):
     fold.locator("summary").click()
     wait_for_app(page)
     assert_no_exception(page)
+    show_answers(page)  # the section opens on its question: what answers it comes after
     assert page.locator(CHART).count() > before
     assert page.locator(".st-key-sdp_nw_h").count() == 1  # the section's own slider
     assert "open_sdp_sparse=true" in page.url  # the link keeps it open

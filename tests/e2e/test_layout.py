@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception, wait_for_app
+from tests.e2e.conftest import assert_no_exception, show_answers, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +40,7 @@ def test_tables_fit_and_numbers_stay_whole(browser, app_url, path, lang):
     try:
         page.goto(f"{app_url}/{path}?lang={lang}")
         wait_for_app(page)
+        show_answers(page)  # the d_k table waits for its question
         page.wait_for_selector('[data-testid="stTable"] td', timeout=60_000)
         assert_no_exception(page)
         assert page.evaluate(OVERFLOW) == []

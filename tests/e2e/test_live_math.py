@@ -19,9 +19,9 @@ import pytest
 import torch
 
 from core import attention as attn
-from core import attention_analysis as aa
 from core.kernel_attention import nadaraya_watson_attention
 from core.kernels import REGISTRY
+from core.lessons import scaled_dot_product as aa
 from core.nadaraya_watson import loo_cv_errors, nw_predict, nw_weights
 from figures.common import weight_axis
 from tests.conftest import ROOT

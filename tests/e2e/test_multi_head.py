@@ -52,8 +52,8 @@ def test_the_redundancy_experiment_runs_on_its_button_and_stays(page):
 
 
 def test_heads_not_dividing_d_model_warn_and_fall_back(page):
-    page.open("multi-head", lang="en", mh_d="64", mh_heads="7", **CHEAP)
-    _wait_for_charts(page)
+    page.open("multi-head", lang="en", answered=False, mh_d="64", mh_heads="7", **CHEAP)  # the link's run
+    _wait_for_charts(page, CHARTS - 2)  # the head bars and the shuffled maps wait for their questions
     warning = EN["mh.heads_fallback"].format(requested="7", d_model=64, used=8)
     page.get_by_text(warning, exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
     page.get_by_text("H = 8 heads", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)

@@ -111,7 +111,7 @@ def test_weight_maps_keep_one_column_per_sample():
             assert [float(s) for s in trace.x] == pytest.approx(list(x), abs=5e-3)  # in x order
 
 
-def test_position_ticks_name_existing_columns_spread_end_to_end_with_two_decimals():
+def test_position_ticks_name_existing_columns_at_round_values():
     from figures.common import position_labels, position_ticks
 
     x = np.sort(np.random.default_rng(1).uniform(-3, 3, 200))
@@ -119,9 +119,22 @@ def test_position_ticks_name_existing_columns_spread_end_to_end_with_two_decimal
     ticks = position_ticks(x, labels, 10)
     assert ticks["tickmode"] == "array"
     assert set(ticks["tickvals"]) <= set(labels)
-    assert ticks["tickvals"][0] == labels[0]
-    assert ticks["tickvals"][-1] == labels[-1]
-    assert len(ticks["tickvals"]) == 10
-    assert ticks["ticktext"] == [f"{x[labels.index(v)]:.2f}" for v in ticks["tickvals"]]
+    assert ticks["ticktext"] == ["-2", "-1", "0", "1", "2"]  # round values, not -2.29, -1.68, ...
+    for text, label in zip(ticks["ticktext"], ticks["tickvals"], strict=True):
+        assert abs(x[labels.index(label)] - float(text)) < 0.1  # on the column nearest the value
     assert position_ticks([], [], 10)["tickvals"] == []
     assert len(position_ticks([1.0, 2.0], ["1.00", "2.00"], 10)["tickvals"]) == 2
+    # a short range: round values at its own scale
+    short = position_ticks([0.501, 0.502, 0.503], ["a", "b", "c"], 10)
+    assert short["tickvals"] == ["a", "b", "c"]
+    assert short["ticktext"] == ["0.5010", "0.5020", "0.5030"]
+
+
+def test_with_alpha_makes_a_palette_colour_see_through():
+    from figures.common import PALETTE, WHITE, with_alpha
+
+    assert with_alpha(PALETTE[0], 0.25) == "rgba(0,114,178,0.25)"  # #0072B2 by hand
+    assert with_alpha(WHITE, 0.8) == "rgba(255,255,255,0.8)"
+    for bad in (("#FFF", 0.5), ("0072B2", 0.5), (PALETTE[0], 1.5)):
+        with pytest.raises(ValueError, match="rrggbb"):
+            with_alpha(*bad)

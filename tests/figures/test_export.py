@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from figures.export import HandoutItem, HandoutMeta, build_html, figure_csv, figure_table
+from figures.export import HandoutItem, HandoutMeta, HandoutQuestion, build_html, figure_csv, figure_table
 
 
 def test_scatter_rows_are_the_trace_arrays():
@@ -127,3 +127,77 @@ def test_handout_is_one_offline_document(handout):
     assert "&lt;x&gt;" in handout  # escaped
     assert "a note &lt;b&gt;" in handout
     assert "look <strong>1</strong>" in handout
+
+
+def test_handout_prints_each_figure_title_once(handout):
+    for i in range(3):
+        assert handout.count(f": T{i}</h3>") == 1  # in the handout's heading
+        assert '"text":"T' not in handout  # not again inside the plot
+
+
+def _worksheet() -> str:
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 0]), layout={"title": "Answer figure"})
+    items = [
+        HandoutItem("heading", "", caption="The **fit**", level=3),
+        HandoutItem("text", "", caption="Intro with *kernel* and `code`.\n\n- one\n- two"),
+        HandoutItem("formula", "", caption=r"\frac{a}{b} < c"),
+        HandoutItem("metric", "", caption="Largest weight", value="0.69"),
+        HandoutItem(
+            "question",
+            "q1",
+            question=HandoutQuestion("Closer to **1**?", ("Yes", "No"), "Yes", "Because 0.69."),
+        ),
+        HandoutItem("figure", "fig_answer", figure=fig, caption="look", answer_of="q1"),
+        HandoutItem("text", "", caption="The measured peak is 0.69.", answer_of="q1"),
+        HandoutItem("question", "q2", question=HandoutQuestion("How many?", (), "34", "Row 34.")),
+        HandoutItem("caption", "", caption="after the questions"),
+    ]
+    meta = HandoutMeta(
+        title="Scaled dot-product",
+        lang="en",
+        date="2025-01-01 10:00",
+        url="",
+        words={
+            "figure": "Figure {n}",
+            "question": "Question {n}",
+            "answers": "Answers",
+            "answer": "Answer",
+            "your_answer": "Your answer",
+            "settings": "Settings of this view",
+            "control": "Control",
+            "value": "Value",
+        },
+        settings=(("Key dimension d_k", "64"), ("Mask", "<none>")),
+    )
+    return build_html(items, meta)
+
+
+def test_worksheet_holds_the_lesson_and_keeps_the_answers_for_last():
+    html = _worksheet()
+    sheet, answers = html.split('<section class="answers">')
+    assert "<h3>The <strong>fit</strong></h3>" in sheet
+    assert "Intro with <em>kernel</em> and <code>code</code>." in sheet
+    assert "<ul><li>one</li><li>two</li></ul>" in sheet
+    assert r"<code>\frac{a}{b} &lt; c</code>" in sheet  # TeX kept readable, escaped, no CDN
+    assert '<span class="label">Largest weight</span>: <span class="value">0.69</span>' in sheet
+    assert "<td>Key dimension d_k</td><td>64</td>" in sheet
+    assert "<td>Mask</td><td>&lt;none&gt;</td>" in sheet
+    assert sheet.index("Question 1") < sheet.index("Question 2") < sheet.index("after the questions")
+    assert "Closer to <strong>1</strong>?" in sheet
+    assert '<ul class="choices"><li>Yes</li><li>No</li></ul>' in sheet
+    assert "Your answer: " in sheet  # a line to write the number on
+    for answer_text in ("Because 0.69.", "Row 34.", "The measured peak is 0.69.", "Answer figure"):
+        assert answer_text not in sheet
+        assert answer_text in answers
+    assert "<h2>Answers</h2>" in answers
+    assert "Answer: Yes" in answers
+    assert "Answer: 34" in answers
+    assert answers.index("Because 0.69.") < answers.index("fig-fig_answer") < answers.index("Question 2")
+    assert "break-before: page" in html  # the teacher can print the worksheet without the answers
+
+
+def test_worksheet_without_questions_has_no_answers_section():
+    items = [HandoutItem("text", "", caption="Only text.")]
+    html = build_html(items, HandoutMeta(title="Home", lang="en", date="", url=""))
+    assert "Only text." in html
+    assert '<section class="answers">' not in html

@@ -83,7 +83,7 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
     add_annotation calls build on the same heatmap (for few heads, and past the 16-label limit)."""
     import json
 
-    from figures.common import TOKEN_MARGIN, heatmap
+    from figures.common import BLACK, TOKEN_MARGIN, heatmap
 
     for heads, width in ((3, 4), (12, 2), (20, 1)):
         concat = np.random.default_rng(heads).normal(size=(6, heads * width))
@@ -100,7 +100,7 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
         ref.update_yaxes(type="category")
         ref.update_xaxes(tick0=0, dtick=max(1, -(-concat.shape[1] // 12)))
         for h in range(1, heads):
-            ref.add_vline(x=h * width - 0.5, line={"color": "black", "width": 2 if heads <= 8 else 1})
+            ref.add_vline(x=h * width - 0.5, line={"color": BLACK, "width": 2 if heads <= 8 else 1})
         for h in range(heads if heads <= 16 else 0):
             ref.add_annotation(
                 x=h * width + (width - 1) / 2, y=1.0, yref="paper", yanchor="bottom", text=titles[h],

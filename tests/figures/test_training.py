@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from figures import training as figs
+from figures.common import text_columns, wrap_lines
 
 NAMES = {"train": "t", "val": "v", "batch": "b", "mean": "m", "last_value": "l", "optimum": "o"}
 
@@ -65,9 +66,9 @@ def test_prediction_plot_positions():
 
 
 def test_wrap_counts_chinese_characters_double():
-    assert figs._wrap("one two three", 7) == ["one two", "three"]
-    lines = figs._wrap("加注意力 dropout。对随机游走来说集中在最新位置", 12)
-    assert all(figs._width(line) <= 12 for line in lines)
+    assert wrap_lines("one two three", 7) == ["one two", "three"]
+    lines = wrap_lines("加注意力 dropout。对随机游走来说集中在最新位置", 12)
+    assert all(text_columns(line) <= 12 for line in lines)
     assert "".join(lines).replace(" ", "") == "加注意力dropout。对随机游走来说集中在最新位置"
 
 
@@ -153,8 +154,8 @@ def test_attention_heads_scale_is_not_set_by_the_first_query_row():
 )
 @pytest.mark.parametrize("width", [10, 18, 26, 30])
 def test_table_cells_wrap_between_words_never_inside_a_number(text, width):
-    lines = figs._wrap(text, width)
-    assert all(figs._width(line) <= width for line in lines)
+    lines = wrap_lines(text, width)
+    assert all(text_columns(line) <= width for line in lines)
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")  # nothing lost or added
     for number in re.findall(r"\d+(?:\.\d+)?", text):
         assert any(number in line for line in lines), (number, lines)

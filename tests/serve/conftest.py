@@ -96,8 +96,17 @@ class Served:
     def haproxy_pid(self) -> int:
         return int(re.search(r"^\[serve\] haproxy: pid (\d+)", self.output(), re.M).group(1))
 
+    def redis_pids(self) -> list[int]:
+        """Every pid the class store's redis-server has had (it is restarted when it exits)."""
+        return [int(p) for p in re.findall(r"^\[serve\] redis: \S+ pid (\d+)", self.output(), re.M)]
+
+    def redis_port(self) -> int | None:
+        found = re.search(r"^\[serve\] redis: redis://127\.0\.0\.1:(\d+)/", self.output(), re.M)
+        return int(found.group(1)) if found else None
+
     def all_pids(self) -> set[int]:
-        return {self.proc.pid, self.haproxy_pid(), *(p for ps in self.replica_pids().values() for p in ps)}
+        replicas = (p for ps in self.replica_pids().values() for p in ps)
+        return {self.proc.pid, self.haproxy_pid(), *replicas, *self.redis_pids()}
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 40) -> int:
         if self.proc.poll() is None:
@@ -136,13 +145,15 @@ def process_groups() -> dict[int, int]:
 def assert_stops_everything(served: Served, sig: int) -> None:
     """Send ``sig`` to ``deploy/serve.py``: it stops cleanly and nothing it started is left.
 
-    Checked by pid: serve.py exits 0 through its own handler (it names the signal), HAProxy and
-    every replica it ever started are gone, nothing is left in their process groups (a child a
-    replica might have started), and the proxy's port refuses connections.
+    Checked by pid: serve.py exits 0 through its own handler (it names the signal), HAProxy, the
+    class store's redis-server and every replica it ever started are gone, nothing is left in
+    their process groups (a child a replica might have started), and the proxy's and the store's
+    ports refuse connections.
     """
     pids = served.all_pids()
     children = pids - {served.proc.pid}
-    assert len(children) >= 3, served.output()  # haproxy and at least two replicas
+    assert served.redis_pids(), served.output()  # the class answers' store runs beside the proxy
+    assert len(children) >= 4, served.output()  # haproxy, redis and at least two replicas
     # Each child leads its own process group; the replicas and haproxy answer now.
     assert all(process_groups().get(pid) == pid for pid in children if alive(pid))
     assert served.stop(sig, timeout=40) == 0
@@ -157,6 +168,8 @@ def assert_stops_everything(served: Served, sig: int) -> None:
     assert left == {}
     with pytest.raises(urllib.error.URLError, match="refused"):
         urllib.request.urlopen(f"{served.url}/_stcore/health", timeout=5)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", served.redis_port()), timeout=5).close()
 
 
 def start_serve(tmp: Path, replicas: int, *extra: str) -> Served:
@@ -187,8 +200,9 @@ def start_serve(tmp: Path, replicas: int, *extra: str) -> Served:
 
 
 @pytest.fixture(scope="module")
-def served(haproxy: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """``deploy/serve.py`` with 2 replicas on free loopback ports (a dead replica restarts after 8 s)."""
+def served(haproxy: str, redis_exe: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``deploy/serve.py`` with 2 replicas on free loopback ports (a dead replica restarts after 8 s),
+    and its redis-server for the class answers."""
     s = start_serve(tmp_path_factory.mktemp("serve"), 2, "--restart-delay", "8")
     try:
         yield s

@@ -31,6 +31,7 @@ K8S_VERSION = "1.30"
 HEALTH = "/_stcore/health"
 APP_PORT = 8501
 K8S_FILES = ("deployment.yaml", "service.yaml", "ingress.yaml", "hpa.yaml")
+K8S_FILES += ("redis-deployment.yaml", "redis-service.yaml")  # the class answers' store (issue 26)
 #: The image's one name: the README builds it, compose builds and runs it, Kubernetes runs it.
 IMAGE = "attention-lesson"
 
@@ -319,7 +320,10 @@ def _check_ingress(ingress: dict, service: dict) -> None:
     assert notes.get(NGINX + "session-cookie-name")
     assert int(notes.get(NGINX + "proxy-read-timeout", 60)) >= 3600  # websockets idle between reruns
     assert int(notes.get(NGINX + "proxy-send-timeout", 60)) >= 3600
-    assert notes.get(NGINX + "proxy-body-size") == "5m"
+    upload_mb = int(_production_env()["STREAMLIT_SERVER_MAX_UPLOAD_SIZE"])
+    assert (
+        notes.get(NGINX + "proxy-body-size") == f"{upload_mb + 1}m"
+    )  # the upload and its multipart envelope
     assert ingress["spec"]["ingressClassName"] == "nginx"
     backends = [p["backend"]["service"] for r in ingress["spec"]["rules"] for p in r["http"]["paths"]]
     assert backends
@@ -389,9 +393,95 @@ def _production_env() -> dict[str, str]:
 def test_containers_run_with_the_production_settings(compose):
     wanted = _production_env()
     assert wanted["STREAMLIT_CLIENT_SHOW_ERROR_DETAILS"] == "none"
-    assert compose["services"]["app"]["environment"] == wanted
+    env = dict(compose["services"]["app"]["environment"])
+    env.pop("REDIS_URL")  # the class answers' store (test_*_redis below)
+    assert env == wanted
     container = _container(_k8s("deployment.yaml"))
-    assert {e["name"]: e["value"] for e in container["env"]} == wanted
+    env = {e["name"]: e["value"] for e in container["env"]}
+    env.pop("REDIS_URL")
+    assert env == wanted
+
+
+# ---------------------------------------------------------------- the class answers' Redis (issue 26)
+
+REDIS_PORT = 6379
+
+
+def _redis_url_target(url: str) -> tuple[str, int]:
+    """(host, port) of ``redis://host:port/0``."""
+    m = re.fullmatch(r"redis://([a-z0-9-]+):(\d+)/0", url)
+    assert m, f"not a redis://host:port/0 URL: {url!r}"
+    return m.group(1), int(m.group(2))
+
+
+def _check_redis_args(args: list[str]) -> None:
+    """Nothing on disk (the pages refill a restarted Redis), memory bounded, only expiring keys evicted."""
+    joined = " ".join(a if a else "''" for a in args)
+    assert "--save ''" in joined
+    assert "--appendonly no" in joined
+    assert "--maxmemory-policy volatile-ttl" in joined
+    assert "--maxmemory" in args
+
+
+def _check_compose_redis(compose: dict) -> None:
+    services = compose["services"]
+    host, port = _redis_url_target(services["app"]["environment"]["REDIS_URL"])
+    assert host in services, f"REDIS_URL names {host!r}, which is no service"
+    redis = services[host]
+    assert re.fullmatch(r"redis:\d+\.\d+\.\d+(-alpine)?", redis["image"])  # pinned, not :latest
+    assert str(port) in [str(p) for p in redis["expose"]]
+    assert "ports" not in redis  # only the app reaches it
+    command = redis["command"]
+    assert command[0] == "redis-server"
+    _check_redis_args(command[1:])
+    assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+    assert services["app"]["depends_on"][host]["condition"] == "service_healthy"
+
+
+def test_compose_redis(compose):
+    _check_compose_redis(compose)
+    broken = copy.deepcopy(compose)
+    broken["services"]["app"]["environment"]["REDIS_URL"] = "redis://cache:6379/0"
+    with pytest.raises(AssertionError, match="no service"):
+        _check_compose_redis(broken)
+    broken = copy.deepcopy(compose)
+    broken["services"]["redis"]["image"] = "redis:latest"
+    with pytest.raises(AssertionError):
+        _check_compose_redis(broken)
+
+
+def _check_k8s_redis(deployment: dict, redis: dict, service: dict) -> None:
+    env = {e["name"]: e["value"] for e in _container(deployment)["env"]}
+    host, port = _redis_url_target(env["REDIS_URL"])
+    assert host == service["metadata"]["name"], f"REDIS_URL names {host!r}, not the Service"
+    (service_port,) = service["spec"]["ports"]
+    assert service_port["port"] == port
+    assert service["spec"]["selector"].items() <= redis["spec"]["template"]["metadata"]["labels"].items()
+    container = _container(redis)
+    named = {p.get("name"): p["containerPort"] for p in container["ports"]}
+    assert named.get(service_port["targetPort"], service_port["targetPort"]) == REDIS_PORT
+    assert re.fullmatch(r"redis:\d+\.\d+\.\d+(-alpine)?", container["image"])
+    _check_redis_args(container["args"])
+    assert redis["spec"]["replicas"] == 1
+    assert redis["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+    assert container["resources"]["limits"]["memory"]
+
+
+def test_k8s_redis():
+    deployment, service = _k8s("deployment.yaml"), _k8s("redis-service.yaml")
+    redis = _k8s("redis-deployment.yaml")
+    _check_k8s_redis(deployment, redis, service)
+    wrong = copy.deepcopy(deployment)
+    for e in _container(wrong)["env"]:
+        if e["name"] == "REDIS_URL":
+            e["value"] = "redis://redis:6379/0"
+    kubernetes_validate.validate(wrong, K8S_VERSION, strict=True)  # valid Kubernetes, wrong address
+    with pytest.raises(AssertionError, match="not the Service"):
+        _check_k8s_redis(wrong, redis, service)
+    persistent = copy.deepcopy(redis)
+    _container(persistent)["args"] = ["--appendonly", "yes"]
+    with pytest.raises(AssertionError):
+        _check_k8s_redis(deployment, persistent, service)
 
 
 # ---------------------------------------------------------------- one image name

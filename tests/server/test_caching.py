@@ -226,7 +226,7 @@ def test_cached_calls_key_core_dataclasses_by_their_content():
     """``ui.caching`` hashes ``core``'s dataclasses by their pickle instead of Streamlit's deep
     copy (``dataclasses.asdict``): an equal copy hits the cache, a change in any field (an array
     element, a tuple of tokens) misses it."""
-    from core import attention_analysis as aa
+    from core.lessons import scaled_dot_product as aa
     from ui import caching
 
     assert aa.AttentionInputs in caching.fast_hash_funcs()  # a core type imported by the ui

@@ -49,7 +49,7 @@ before = (plotly.io.to_json, plotly.tools.return_figure_from_figure_or_data, asy
 import app, server
 for package in ("core", "figures", "ui", "server"):
     module = importlib.import_module(package)
-    for info in pkgutil.iter_modules(module.__path__, prefix=package + "."):
+    for info in pkgutil.walk_packages(module.__path__, prefix=package + "."):
         importlib.import_module(info.name)
 after = (plotly.io.to_json, plotly.tools.return_figure_from_figure_or_data, asyncio.base_events._set_nodelay)
 print(json.dumps({

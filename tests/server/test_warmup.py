@@ -29,7 +29,7 @@ def _imported_by_pages() -> set[str]:
     """Every module named in an import statement of app.py, pages/, ui/, figures/ and core/."""
     names: set[str] = set()
     files = [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("figures/*.py"),
-             *ROOT.glob("core/*.py")]  # fmt: skip
+             *ROOT.glob("core/**/*.py")]  # fmt: skip
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
