@@ -47,6 +47,7 @@ from typing import Any
 import streamlit as st
 
 from ui import controls
+from ui.handout import record_control
 from ui.i18n import t
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,6 +324,9 @@ def slider(c: Control, live: Live, *, where: Any | None = None) -> Any:
     if refused is not None:
         shown = c.format_func(chosen) if c.options is not None else chosen
         controls.warn_refused_link(c.label_key, refused, shown, where=where)
+    # the handout's settings table lists it as ui.controls' sliders list theirs
+    shown = str(c.format_func(chosen)) if c.options is not None else controls.shown_value(chosen)
+    record_control(c.key, t(c.label_key), shown)
     return chosen
 
 

@@ -73,11 +73,12 @@ class Slider {
     // the label as Streamlit writes a widget's, so the page's styles (presentation mode's larger
     // type) apply to it as to the other controls
     box.innerHTML = `<div class="head"><label data-testid="stWidgetLabel"><div data-testid="stMarkdownContainer">
-      <p></p></div></label><span class="help" hidden>?</span></div>
+      <p></p></div></label><span class="help" aria-hidden="true" hidden>?</span></div>
       <div class="track"><output class="value"></output><input type="range"></div>
       <div class="ends"><span class="lo"></span><span class="hi"></span></div>
       <div class="readout" hidden></div>`;
     root.append(style, box);
+    this.box = box;
     this.input = box.querySelector("input");
     this.labelEl = box.querySelector("label");
     this.labelText = box.querySelector("label p");
@@ -124,11 +125,16 @@ class Slider {
     this.setStateValue = setStateValue;
     this.committed = data.value;
     this.input.dataset.key = data.key;
+    // the control's key as Streamlit marks a keyed widget's box (its own element is live_<key>): page
+    // styles, tests and tools find the slider of kr_h under .st-key-kr_h like any other control's
+    this.box.className = `attn-live st-key-${data.key}`;
     this.input.setAttribute("aria-label", data.label);
     this.labelText.textContent = data.label;
     this.helpEl.hidden = !data.help;
     this.helpEl.title = data.help || "";
-    this.helpEl.setAttribute("aria-label", data.help || "");
+    // the help is the slider's description for assistive tools (the "?" is a mouse's tooltip)
+    if (data.help) this.input.setAttribute("aria-description", data.help);
+    else this.input.removeAttribute("aria-description");
     if (data.options) {
       this.input.min = "0";
       this.input.max = String(data.options.length - 1);

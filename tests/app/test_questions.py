@@ -601,7 +601,7 @@ def test_check_reveals_too_and_stays_revealed_for_the_session():
     at = open_page("kernel-regression", answered=False)
     assert answer(at, "kr_cv_small_h", "falls") == "wrong"
     assert "kr_fig_cv" in _chart_keys(at)  # a wrong answer sees the curve too: that is the lesson
-    at.slider(key="kr_xq").set_value(-1.0).run()  # another control: still revealed
+    live_slider(at, "kr_xq").set_value(-1.0).run()  # another control: still revealed
     assert_clean(at)
     assert "kr_fig_cv" in _chart_keys(at)
 
