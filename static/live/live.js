@@ -35,7 +35,7 @@ const STYLE = `
   font-size: 0.875rem; min-height: 1.5rem; margin-bottom: 0.25rem; }
 .attn-live .head p { margin: 0; }
 .attn-live .help { display: inline-flex; width: 1rem; height: 1rem; border-radius: 50%; font-size: 0.7rem;
-  border: 1px solid currentColor; opacity: 0.6; align-items: center; justify-content: center; cursor: help; }
+  border: 1px solid currentColor; color: var(--attn-text-muted, #5e5c59); align-items: center; justify-content: center; cursor: help; }
 .attn-live .help[hidden] { display: none; }
 .attn-live .track { position: relative; padding-top: 1.45rem; }
 .attn-live .value { position: absolute; top: 0; transform: translateX(-50%); font-size: 0.875rem;
@@ -45,9 +45,10 @@ const STYLE = `
   height: 1.5rem; touch-action: none; cursor: pointer; background: transparent; }
 .attn-live input[type=range]:focus-visible { outline: 2px solid var(--st-primary-color, #0072b2);
   outline-offset: 2px; }
-.attn-live .ends { display: flex; justify-content: space-between; font-size: 0.75rem; opacity: 0.6;
+.attn-live .ends { display: flex; justify-content: space-between; font-size: 0.75rem;
+  color: var(--attn-text-muted, #5e5c59);
   font-family: var(--st-code-font, monospace); }
-.attn-live .readout { font-size: 0.8rem; min-height: 1.1rem; opacity: 0.85; }
+.attn-live .readout { font-size: 0.8rem; min-height: 1.1rem; color: var(--attn-text-muted, #5e5c59); }
 .attn-live .readout[hidden] { display: block; visibility: hidden; }
 `;
 
