@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
+from ui.i18n import load_catalogue
 
 pytestmark = pytest.mark.e2e
 
@@ -39,16 +40,19 @@ _OVERLAY = """(key) => {
 
 _TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
 
+#: The English catalogue: a slider's accessible name is its label.
+_EN = load_catalogue("en")
+
 #: (page, slider's accessible name, link parameters, URL key, chart it redraws, from, to, value at `to`)
 SLIDERS = [
-    ("kernel-regression", "Bandwidth h (log scale)", {}, "kr_h", "kr_fig_fit", 0.53, 0.2),
-    ("kernel-regression", "Query point x*", {}, "kr_xq", "kr_fig_row", 0.58, 0.2),
-    ("kernels-to-attention", "Bandwidth h (temperature τ = h²)", {}, "k2a_h", "k2a_fig1", 0.5, 0.05),
-    ("kernels-to-attention", "Query point x", {}, "k2a_x0", "k2a_fig1", 0.58, 0.2),
-    ("scaled-dot-product", "Key dimension d_k", {}, "sdp_dk", "sdp_fig_pipeline", 0.45, 1.0),
+    ("kernel-regression", _EN["kr.bandwidth"], {}, "kr_h", "kr_fig_fit", 0.53, 0.2),
+    ("kernel-regression", _EN["kr.query"], {}, "kr_xq", "kr_fig_row", 0.58, 0.2),
+    ("kernels-to-attention", _EN["k2a.h"], {}, "k2a_h", "k2a_fig1", 0.5, 0.05),
+    ("kernels-to-attention", _EN["k2a.x0"], {}, "k2a_x0", "k2a_fig1", 0.58, 0.2),
+    ("scaled-dot-product", _EN["sdp.dk"], {}, "sdp_dk", "sdp_fig_pipeline", 0.45, 1.0),
     (
         "scaled-dot-product",
-        "Temperature τ",
+        _EN["sdp.temperature"],
         {"sdp_scale": "custom"},
         "sdp_temp",
         "sdp_fig_pipeline",
@@ -122,7 +126,7 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
 
 def test_the_keyboard_moves_a_live_slider_one_step_and_commits(page):
     page.open("kernel-regression", lang="en", folded=True)
-    slider = _slider(page, "Bandwidth h (log scale)")
+    slider = _slider(page, _EN["kr.bandwidth"])
     wait_for_app(page)
     page.evaluate(_COUNT_RUNS)
     slider.focus()
