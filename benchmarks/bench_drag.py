@@ -43,18 +43,22 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.bench_browser import CHROMIUM_FLAGS, QUIET_MS, ROOT, VIEWPORT, _percentile, streamlit_server
 from tests.e2e.conftest import chromium_path
+from ui.i18n import load_catalogue
+
+#: The English catalogue: a slider's accessible name is its label.
+_EN = load_catalogue("en")
 
 #: (page, slider's accessible name, link parameters, URL key, from, to: fractions of the track,
 #: the charts of the default view the slider redraws)
 SLIDERS = [
-    ("kernel-regression", "Bandwidth h (log scale)", {}, "kr_h", 0.53, 0.15,
+    ("kernel-regression", _EN["kr.bandwidth"], {}, "kr_h", 0.53, 0.15,
      ("kr_fig_fit", "kr_fig_row", "kr_fig_matrix")),
-    ("kernel-regression", "Query point x*", {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
-    ("kernels-to-attention", "Bandwidth h (temperature τ = h²)", {}, "k2a_h", 0.5, 0.05,
+    ("kernel-regression", _EN["kr.query"], {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
+    ("kernels-to-attention", _EN["k2a.h"], {}, "k2a_h", 0.5, 0.05,
      ("k2a_fig1", "k2a_fig2", "k2a_fig_fit", "k2a_fig3")),
-    ("kernels-to-attention", "Query point x", {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
-    ("scaled-dot-product", "Key dimension d_k", {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
-    ("scaled-dot-product", "Temperature τ", {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05,
+    ("kernels-to-attention", _EN["k2a.x0"], {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
+    ("scaled-dot-product", _EN["sdp.dk"], {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
+    ("scaled-dot-product", _EN["sdp.temperature"], {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05,
      ("sdp_fig_pipeline",)),
 ]  # fmt: skip
 #: After the run, how long a chart that was not redrawn is waited for (its figure did not change).
