@@ -22,6 +22,7 @@ from figures.common import (
     NARROW_X_AXIS,
     PALETTE,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     grid_layout,
     heatmap,
@@ -31,6 +32,7 @@ from figures.common import (
     stacked_layout,
     stacked_size,
     weight_axis,
+    with_alpha,
 )
 
 DATA_COLOR = GREY
@@ -427,6 +429,7 @@ def _claim_band(claim: tuple[float, float], name: str) -> tuple[dict, dict]:
         "xanchor": "left",
         "yanchor": "top",
         "font": {"size": 14},
+        "bgcolor": with_alpha(WHITE, 0.85),  # readable where the current h's dotted line crosses it
     }
     return band, note
 

@@ -1,8 +1,8 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
-``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
-backs it, computed now.
+Thin page: controls -> ``ui.kernels_to_attention`` (cached calls into
+``core.lessons.kernels_to_attention`` and ``core.nadaraya_watson``) -> ``figures.kernels_to_attention``.
+Each claim is printed with the number that backs it, computed now.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ from functools import partial
 
 import streamlit as st
 
-import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
-from ui import attention as ua
+from figures import kernels_to_attention as lesson_figures
+from ui import classroom, questions
 from ui import controls as uc
+from ui import kernels_to_attention as lesson_ui
 from ui import live_slider as live
-from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(figures.attention)
+fa = cached_figures(lesson_figures)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -72,8 +72,8 @@ def _three_controls() -> DataControls:
     c1, c2, c3, c4 = st.columns(4)
     n = int(uc.slider("k2a.n", key="k2a_n", min_value=20, max_value=400, value=200, step=10, where=c3))
     seed = uc.seed("k2a_seed", value=42, where=c4)
-    h_control, x0_control = ua.k2a_controls(BANDWIDTHS)
-    views = ua.k2a_live_views(n, seed, live.value(h_control), live.value(x0_control))
+    h_control, x0_control = lesson_ui.k2a_controls(BANDWIDTHS)
+    views = lesson_ui.k2a_live_views(n, seed, live.value(h_control), live.value(x0_control))
     h = float(live.slider(h_control, views["h"], where=c1))
     x0 = float(live.slider(x0_control, views["x0"], where=c2))
     return DataControls(h, x0, n, seed)
@@ -84,8 +84,8 @@ def _three_figures(knobs: Callable[[], DataControls]) -> None:
     heading("k2a.three_title")
     st.markdown(t("k2a.three_body"))
     c = knobs()
-    grid = ua.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
-    one = ua.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
+    grid = lesson_ui.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
+    one = lesson_ui.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
     _ask_temperature(c.bandwidth, grid)
     questions.reveal("k2a_tau", partial(_three_results, c, grid, one))
 
@@ -216,7 +216,7 @@ def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
     heading("k2a.dot_title")
     tau, spread, dim = _dot_controls()
-    res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
+    res = lesson_ui.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
     _ask_dot_equal(res, tau, spread)
     questions.reveal("k2a_dot_equal", partial(_dot_results, res, tau, spread))
 
@@ -334,7 +334,7 @@ def _learnable(n: int, seed: int) -> None:
     heading("k2a.learn_title")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
-    shown: ua.LearnRun | None = st.session_state.get("k2a_learned")
+    shown: lesson_ui.LearnRun | None = st.session_state.get("k2a_learned")
     if st.session_state.pop("k2a_learn_requested", False) or shown is None:
         shown = wanted  # on the button, or the first time (a shared link shows its own run)
     st.session_state["k2a_learned"] = shown
@@ -353,7 +353,7 @@ def _learnable(n: int, seed: int) -> None:
         _learn_results(shown, res)
 
 
-def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
+def _learn_results(run: lesson_ui.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
     """The two objectives, then what training found with each."""
     st.markdown(t("k2a.learn_body"))
     st.latex(
@@ -366,7 +366,7 @@ def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) ->
         _show_metrics(run, res)
 
 
-def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
+def _learn_controls(n: int, seed: int, columns: tuple) -> lesson_ui.LearnRun:
     """Dimensions, steps, learning rate and initial h: the run the controls ask for."""
     c1, c2, c3, c4 = columns
     dims = uc.radio("k2a.dims", key="k2a_dims", options=("1d", "2d"), option_prefix="k2a.dims_", where=c1)
@@ -377,13 +377,13 @@ def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
         uc.select_slider("k2a.lr", key="k2a_lr", options=LRS, value=0.05, help_key="k2a.lr_help", where=c3)
     )
     h0 = float(uc.select_slider("k2a.h0", key="k2a_h0", options=INIT_H, value=1.0, where=c4))
-    return ua.LearnRun(dims, n, seed, steps, lr, h0)
+    return lesson_ui.LearnRun(dims, n, seed, steps, lr, h0)
 
 
-def _learn(run: ua.LearnRun) -> BandwidthLearning | MetricLearning:
+def _learn(run: lesson_ui.LearnRun) -> BandwidthLearning | MetricLearning:
     """Train both objectives (cached per run), with a progress bar over the two fits."""
     bar = st.progress(0.0, text=t("k2a.training"))
-    res = ua.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
+    res = lesson_ui.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
     bar.empty()
     return res
 
@@ -413,22 +413,25 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 # the 1-D result: a bandwidth
 
 
-def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
-    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
-    m = st.columns(3)
+def _show_bandwidths(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
+    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall (on a slide the
+    loss and h paths first, so that they start on a 1280x720 screen)."""
+    text, charts = classroom.figures_first()
+    m = text.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
     m[1].metric(t("k2a.metric_h_cv"), f"{res.h_cv:.4f}", help=t("k2a.metric_h_cv_help"))
     m[2].metric(t("k2a.metric_h_no_loo"), f"{res.no_loo.fit.bandwidth:.2e}")
-    table(
-        {
-            t("k2a.col_objective"): list(_objective_names()),
-            t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
-            t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
-            t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
-        },
-        hide_index=True,
-    )
-    c1, c2 = st.columns(2)
+    with text:
+        table(
+            {
+                t("k2a.col_objective"): list(_objective_names()),
+                t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
+                t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
+                t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
+            },
+            hide_index=True,
+        )
+    c1, c2 = charts.columns(2)
     with c1:
         _loss_curves(tuple(f.fit.losses for f in res.fits), run.steps, key="k2a_fig_loss")
     with c2:
@@ -437,7 +440,7 @@ def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
     _pitfall_1d(res)
 
 
-def _ask_no_loo(run: ua.LearnRun, res: BandwidthLearning) -> None:
+def _ask_no_loo(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
     loo, no_loo = res.fits
     questions.ask(
         "k2a_no_loo",
@@ -513,7 +516,7 @@ def _pitfall_1d(res: BandwidthLearning) -> None:
 # the 2-D result: a metric
 
 
-def _show_metrics(run: ua.LearnRun, res: MetricLearning) -> None:
+def _show_metrics(run: lesson_ui.LearnRun, res: MetricLearning) -> None:
     """The 2-D run: the table of length scales, loss and length-scale paths, the pitfall."""
     st.markdown(t("k2a.learn_2d_body"))
     table(

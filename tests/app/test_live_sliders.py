@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import PAGES
+from lessons import PAGES
 from tests.app.conftest import assert_clean, open_page
 from tests.app.live import live_elements, live_slider
 from ui.i18n import load_catalogue
@@ -33,7 +33,7 @@ def _other_value(data: dict) -> float:
     return data["min"] if data["value"] != data["min"] else data["max"]
 
 
-@pytest.mark.parametrize("page", [p[0].removeprefix("pages/").removesuffix(".py") for p in PAGES])
+@pytest.mark.parametrize("page", [p.url_path for p in PAGES])
 def test_every_live_slider_is_keyed_and_kept_in_the_url(page):
     at = open_page(page, folded=True)
     assert_clean(at)

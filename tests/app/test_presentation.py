@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import lessons
 from tests.app.conftest import TIMEOUT, assert_clean, open_page
 from tests.app.live import live_slider
 from tests.conftest import ROOT
@@ -21,6 +22,10 @@ PAGES = {
     "training": 1,  # before any run: the live section only (the findings need a trained model)
     "in-context": 5,
 }
+
+
+def test_every_page_has_its_slide_count():
+    assert list(PAGES) == [p.url_path for p in lessons.PAGES]
 
 
 def _titles(at) -> list[str]:
@@ -139,3 +144,34 @@ def test_the_page_header_is_on_the_first_slide_only(page):
     if page == "in-context":
         assert cat["ic.idea_title"] in [e.label for e in first.main.get("expander")]
         assert cat["ic.idea_title"] not in folds
+
+
+def _kinds_in_order(node) -> list[str]:
+    """The element types under ``node``, in page order (a block's children by their index)."""
+    children = getattr(node, "children", None)
+    if children is None:
+        return [node.type]
+    return [kind for key in sorted(children) for kind in _kinds_in_order(children[key])]
+
+
+@pytest.mark.parametrize(
+    ("page", "slide"), [("kernel-approximation", 1), ("kernel-approximation", 2), ("kernels-to-attention", 4)]
+)
+def test_a_slide_shows_its_charts_before_the_metrics_around_them(page, slide):
+    """These slides' metrics (and table, body text) pushed their first chart below a 1280x720
+    screen: while presenting, the slide's charts come first."""
+    at = _open_link(page, present="1", questions="0", slide=str(slide))
+    assert_clean(at)
+    assert _slide(at) == slide
+    kinds = _kinds_in_order(at.main)
+    assert "metric" in kinds
+    assert "plotly_chart" in kinds
+    assert kinds.index("plotly_chart") < kinds.index("metric")
+
+
+def test_the_scrolling_page_keeps_its_metrics_above_the_charts():
+    """Not presenting, the random-features section reads as before: its metrics, then its charts."""
+    at = open_page("kernel-approximation")
+    assert_clean(at)
+    kinds = _kinds_in_order(at.main)
+    assert kinds.index("metric") < kinds.index("plotly_chart")
