@@ -112,6 +112,13 @@ bench-pages: $(VENV)/.dev-installed
 bench-browser: $(VENV)/.dev-installed
 	$(PY) -m benchmarks browser
 
+# Drag and see (issue 25): every live slider dragged in Chromium (frames during a 60-move drag, move
+# -> frame, runs while held, release -> settled) next to the release-only slider (?live=0) in the
+# same run; part of `make bench` too.
+.PHONY: bench-drag
+bench-drag: $(VENV)/.dev-installed
+	$(PY) -m benchmarks drag
+
 screenshots: $(VENV)/.dev-installed
 	$(PY) -m tests.e2e.screenshots --out screenshots
 

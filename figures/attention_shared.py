@@ -61,10 +61,12 @@ def vline_marks(
     """
     shapes, notes = [], []
     for suffix in axes:
-        # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix))
+        # a shape takes data coordinates; an annotation on a log axis takes log10 units; both are
+        # named, so a live slider's drawing can move them (ui.live_slider)
+        name = f"current_{suffix}" if suffix else "current"
+        shapes.append(rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix) | {"name": name})
         notes.append(
-            {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
+            {"name": name, "x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
              "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
              "xshift": 3, "yanchor": "top", "bgcolor": with_alpha(WHITE, 0.8),
              "font": {"size": 13, "color": MID_GREY}}

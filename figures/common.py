@@ -425,6 +425,41 @@ def log_axis(*values: Sequence[float] | np.ndarray | float) -> dict:
     return {"type": "log", "tickvals": ticks, "ticktext": [_tick_text(v) for v in ticks]}
 
 
+#: The top of a weight axis is 1, 2.5 or 5 times a power of ten: five intervals of 0.2, 0.5 or 1 times
+#: a power of ten (static/live/math.js ``weightAxis`` draws the same while a live slider moves).
+WEIGHT_AXIS_STEPS = (1.0, 2.5, 5.0)
+
+
+def weight_axis(top: float) -> dict[str, Any]:
+    """A weight axis from 0 to the smallest of 1, 2.5, 5 × 10^k that holds ``top``, in five intervals.
+
+    Weights of a query live in [0, 1] but their largest value spans orders of magnitude with the
+    bandwidth; this axis follows it in steps that always put the six ticks at the same places, so a
+    live slider (``ui.live_slider``) relabels them while it moves and the figure drawn on release
+    has the same ticks. Labels have as many decimals as the step needs, trailing zeros trimmed.
+
+    Args:
+        top: the largest value shown (NaN, inf or <= 0: the axis goes to 1).
+
+    Returns:
+        ``{"range": [0, c], "tickmode": "linear", "tick0": 0, "dtick": c / 5, "tickformat": ...}``.
+    """
+    v = float(top) if np.isfinite(top) and top > 0 else 1.0
+    exponent = int(np.floor(np.log10(v)))
+    top_tick = None
+    while top_tick is None:
+        for mantissa in WEIGHT_AXIS_STEPS:
+            candidate = float(f"{mantissa * 10.0**exponent:.12g}")
+            if candidate >= v * (1 - 1e-12):
+                top_tick = candidate
+                break
+        exponent += 1
+    dtick = float(f"{top_tick / 5:.12g}")
+    decimals = max(0, -int(np.floor(np.log10(dtick) + 1e-9)))
+    return {"range": [0.0, top_tick], "tickmode": "linear", "tick0": 0.0, "dtick": dtick,
+            "tickformat": f".{decimals}~f"}  # fmt: skip
+
+
 def grid_layout(
     rows: int,
     cols: int,
@@ -461,7 +496,8 @@ def grid_layout(
         layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), min(1.0, y1)], "anchor": f"x{suffix}"}
         if k < len(titles):
             layout["annotations"].append(
-                {"text": titles[k], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                {"text": titles[k], "name": f"panel_title_{k}",  # a live slider retitles it by name
+                 "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
                  "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": title_size}}
             )  # fmt: skip
         axes.append(suffix)

@@ -31,6 +31,7 @@ from figures.common import (
     position_ticks,
     stacked_layout,
     stacked_size,
+    weight_axis,
     with_alpha,
 )
 
@@ -86,6 +87,7 @@ def _undefined_marks(grid: np.ndarray, fit: np.ndarray, y: np.ndarray, name: str
             "y": np.full(int(undefined.sum()), float(np.min(y))),
             "mode": "markers",
             "name": name,
+            "meta": "undefined",
             "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": FIT_COLOR}},
         }
     ]
@@ -138,6 +140,7 @@ def fit_figure(
             "y": fit,
             "mode": "lines",
             "name": fit_name,
+            "meta": "fit",  # how the live slider's drawing finds a trace (ui.live_slider)
             "connectgaps": False,
             "line": {"color": FIT_COLOR, "width": 3},
         }
@@ -145,9 +148,12 @@ def fit_figure(
     data += _undefined_marks(grid, fit, y, undefined_name)
     shapes, annotations = [], []
     if x_query is not None:
-        shapes.append(_vline(x_query, {"color": QUERY_COLOR, "width": 2, "dash": "dot"}))
+        shapes.append(
+            _vline(x_query, {"color": QUERY_COLOR, "width": 2, "dash": "dot"}) | {"name": "x_query"}
+        )
         annotations.append(
             {
+                "name": "x_query",
                 "x": x_query,
                 "y": 1,
                 "xref": "x",
@@ -181,6 +187,29 @@ def _weight_sizes(row: np.ndarray) -> np.ndarray:
     low, high = WEIGHT_SIZE_RANGE
     top = w.max() if w.size else 0.0
     return low + (high - low) * (w / top if top > 0 else w)
+
+
+def _stems(x: np.ndarray, row: np.ndarray, name: str) -> dict:
+    """The (N,) weights as stems on the lower panel (y2): one scatter trace dict."""
+    # stems: one vertical segment per sample, as a single trace with None separators; both ends of
+    # a stem hover with its weight (no marker per sample: 200 SVG points fewer to draw per redraw)
+    sx = np.repeat(np.asarray(x, dtype=float), 3)
+    sy = np.column_stack([np.zeros_like(row), row, np.full_like(row, np.nan)]).ravel()
+    sx[2::3] = np.nan
+    return {
+        "type": "scatter",
+        "x": sx,
+        "y": sy,
+        "customdata": np.repeat(row, 3),
+        "xaxis": "x",
+        "yaxis": "y2",
+        "mode": "lines",
+        "name": name,
+        "meta": "stems",
+        "showlegend": False,
+        "line": {"color": QUERY_COLOR, "width": 2},
+        "hovertemplate": "x=%{x:.3f}<br>w=%{customdata:.4f}<extra></extra>",
+    }
 
 
 def attention_row_figure(
@@ -221,6 +250,7 @@ def attention_row_figure(
             "yaxis": "y",
             "mode": "markers",
             "name": data_name,
+            "meta": "weighted",
             "showlegend": False,
             "customdata": np.nan_to_num(row),
             "hovertemplate": "x=%{x:.3f}<br>y=%{y:.3f}<br>w=%{customdata:.4f}<extra></extra>",
@@ -235,29 +265,14 @@ def attention_row_figure(
         },
     ]
     if np.isfinite(y_hat):
-        data.append(_star(x_query, y_hat, estimate_name, xaxis="x", yaxis="y"))
-    # stems: one vertical segment per sample, as a single trace with None separators; both ends of
-    # a stem hover with its weight (no marker per sample: 200 SVG points fewer to draw per redraw)
-    sx = np.repeat(np.asarray(x, dtype=float), 3)
-    sy = np.column_stack([np.zeros_like(row), row, np.full_like(row, np.nan)]).ravel()
-    sx[2::3] = np.nan
-    data += [
-        {
-            "type": "scatter",
-            "x": sx,
-            "y": sy,
-            "customdata": np.repeat(row, 3),
-            "xaxis": "x",
-            "yaxis": "y2",
-            "mode": "lines",
-            "name": weight_name,
-            "showlegend": False,
-            "line": {"color": QUERY_COLOR, "width": 2},
-            "hovertemplate": "x=%{x:.3f}<br>w=%{customdata:.4f}<extra></extra>",
-        },
-    ]
+        data.append(_star(x_query, y_hat, estimate_name, xaxis="x", yaxis="y") | {"meta": "estimate"})
+    data.append(_stems(x, row, weight_name))
     dotted = {"color": QUERY_COLOR, "width": 2, "dash": "dot"}
-    shapes = [_vline(x_query, dotted, f"{axis} domain") for axis in ("y", "y2")]
+    shapes = [
+        _vline(x_query, dotted, f"{axis} domain") | {"name": name}
+        for axis, name in (("y", "x_query"), ("y2", "x_query_weights"))
+    ]
+    finite = row[np.isfinite(row)]
     layout = {
         "xaxis": {"title": {"text": x_title}, "anchor": "y2"},
         "yaxis": {"title": {"text": y_title}, "domain": [0.483, 1.0], "anchor": "x"},
@@ -265,7 +280,8 @@ def attention_row_figure(
             "title": {"text": weight_title},
             "domain": [0.0, 0.423],
             "anchor": "x",
-            "rangemode": "tozero",
+            # 0 to a 1-2.5-5 top: the ticks stay put while a live slider moves (weight_axis)
+            **weight_axis(float(finite.max()) if finite.size else 0.0),
         },
         "shapes": shapes,
         "title": {"text": title},
@@ -314,6 +330,7 @@ def weight_matrix_figure(
         x_axis=position_ticks(x_train, xs, count),
         y_axis=position_ticks(x_queries, ys, count),
     )
+    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
     if weight_title:
         fig.update_traces(colorbar={"title": {"text": weight_title}})
     if peak_name is not None:
@@ -424,6 +441,7 @@ def cv_figure(
     h_star: float,
     cv_star: float,
     h_current: float,
+    cv_current: float | None = None,
     title: str,
     x_title: str,
     y_title: str,
@@ -438,12 +456,13 @@ def cv_figure(
 
     Args:
         hs: (M,) bandwidths; cv: (M,) CV errors (NaN where undefined: gaps).
+        cv_current: CV at ``h_current``, marked on the curve (None or NaN: no mark).
         claim: an optional (low, high) range of h to shade (the post's claim).
     """
     # Built in one pass from plain dicts (validated once): ~10x faster than add_vline & co,
     # and this figure is rebuilt on every new h.
     dotted = {"color": DATA_COLOR, "width": 2, "dash": "dot"}
-    shapes = [_vline(h_current, dotted)]
+    shapes = [_vline(h_current, dotted) | {"name": "current_h"}]
     annotations = []
     if claim is not None:
         band, note = _claim_band(claim, claim_name)
@@ -468,6 +487,16 @@ def cv_figure(
             "mode": "lines",
             "name": current_name,
             "line": dotted,
+        },
+        {
+            "type": "scatter",
+            "x": [h_current],
+            "y": [cv_current if cv_current is not None and np.isfinite(cv_current) else None],
+            "mode": "markers",
+            "name": current_name,
+            "meta": "current",
+            "showlegend": False,
+            "marker": {"size": 11, "color": DATA_COLOR, "line": {"width": 1, "color": BLACK}},
         },
     ]
     layout = {

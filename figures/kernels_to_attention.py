@@ -34,6 +34,7 @@ from figures.common import (
     position_ticks,
     stacked_layout,
     stacked_size,
+    weight_axis,
 )
 
 
@@ -120,6 +121,7 @@ def weight_distribution(
             x=x_train,
             y=weights_nw,
             name=name_nw,
+            meta="nw",  # how the live slider's drawing finds a trace (ui.live_slider)
             mode="lines",
             fill="tozeroy",
             line={"color": PALETTE[0], "width": 2},
@@ -127,12 +129,24 @@ def weight_distribution(
     )
     fig.add_trace(
         go.Scatter(
-            x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
+            x=x_train,
+            y=weights_att,
+            name=name_att,
+            meta="att",
+            mode="markers",
+            marker={"color": PALETTE[1], "size": 7},
         )
     )
-    fig.add_vline(x=x0, line={"color": DARK_GREY, "dash": "dot"}, annotation_text=name_query)
+    fig.add_vline(
+        x=x0,
+        line={"color": DARK_GREY, "dash": "dot"},
+        name="x_query",
+        annotation_text=name_query,
+        annotation={"name": "x_query"},
+    )
+    top = np.nanmax(np.concatenate([np.ravel(weights_nw), np.ravel(weights_att)]))
     fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
+    fig.update_yaxes(title=y_title, **weight_axis(float(top)))  # ticks that stay put (weight_axis)
     return legend_below(base_layout(fig, title=title, height=height))
 
 
@@ -164,6 +178,7 @@ def nw_matrix(
         x_axis=position_ticks(x_train, xs, count),
         y_axis=position_ticks(x_query, ys, count),
     )
+    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
     return fig
 
 
@@ -192,11 +207,12 @@ def side_by_side(
         layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
     xs, ys = position_labels(x_train), position_labels(x_query)
     data = []
-    for i, (w, suffix) in enumerate(zip((w_nw, w_att), axes, strict=True)):
+    for i, (w, suffix, meta) in enumerate(zip((w_nw, w_att), axes, ("nw", "att"), strict=True)):
         data.append(
-            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "xaxis": f"x{suffix}",
-             "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0, "zmax": zmax,
-             "showscale": i == 1, "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
+            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "meta": meta,
+             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0,
+             "zmax": zmax, "showscale": i == 1,
+             "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
         )  # fmt: skip
         if narrow:
             data[-1]["colorbar"] = bar_beside(layout, suffix)
@@ -228,9 +244,11 @@ def fit_figure(
     y_title: str,
     samples_name: str,
     dashed: Sequence[str] = (),
+    metas: Sequence[str] | None = None,
     height: int = 420,
 ) -> go.Figure:
-    """Samples as dots and named fitted curves over a grid."""
+    """Samples as dots and named fitted curves over a grid (``metas``: one id per curve, how a live
+    slider's drawing finds it)."""
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -244,6 +262,7 @@ def fit_figure(
                 y=c,
                 mode="lines",
                 name=name,
+                meta=None if metas is None else metas[i],
                 line={
                     "color": PALETTE[i % len(PALETTE)],
                     "width": 3,

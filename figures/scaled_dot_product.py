@@ -354,6 +354,7 @@ def pipeline_heatmaps(
             special = {"nan": nan_text}
         trace = {
             "type": "heatmap", "z": shown, "x": list(x_labels), "y": list(y_labels), **scale,
+            "meta": f"panel{k}",  # found by the live slider's drawing (ui.live_slider)
             "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorbar": bar_beside(layout, suffix),
             "hovertemplate": f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
         }  # fmt: skip

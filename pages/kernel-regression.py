@@ -14,10 +14,11 @@ import streamlit as st
 
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
-from core.data import TARGETS, X_HIGH, X_LOW
+from core.data import TARGETS
 from core.kernels import FORMULAS, KERNELS, SUPPORT
 from ui import classroom, controls, questions
 from ui import kernel_regression as lesson_ui
+from ui import live_slider as live
 from ui.i18n import t
 from ui.layout import dictionary_table, page_header, show_figure, table
 from ui.sections import Section, run_sections
@@ -117,36 +118,15 @@ def main_controls(data: lesson_ui.PageData) -> tuple[str, float, float, str, lis
         help_key="kr.kernel_help",
         where=c1,
     )
-    h = controls.select_slider(
-        "kr.bandwidth",
-        key=h_key,
-        options=grid,
-        value=lesson_ui.snap(lesson_ui.POST_H * data.scale, grid),
-        help_key="kr.bandwidth_help",
-        format_func=lesson_ui.fmt_h,
-        where=c2,
+    # live sliders: the fit, the weight row, the map and the CV mark follow the hand (ui.live_slider)
+    h_control = lesson_ui.bandwidth_control(h_key, grid, data.scale)
+    xq_control = lesson_ui.query_control(data, xq_key)
+    views = lesson_ui.live_views(
+        data, str(kernel), live.value(h_control), live.value(xq_control), t(f"kr.kernel_{kernel}")
     )
-    return str(kernel), float(h), query_control(data, xq_key, where=c3), h_key, grid
-
-
-def query_control(data: lesson_ui.PageData, key: str, *, where) -> float:
-    """The x* slider: over the built-in x range, or over an uploaded file's own x range."""
-    if data.uploaded:
-        lo, hi = float(data.x[0]), float(data.x[-1])
-        low, high, value, step = lo, hi, lo + (hi - lo) * 0.6, float(f"{(hi - lo) / 200:.2g}")
-    else:
-        low, high, value, step = X_LOW, X_HIGH, 0.5, 0.05
-    xq = controls.slider(
-        "kr.query",
-        key=key,
-        min_value=low,
-        max_value=high,
-        value=value,
-        step=step,
-        help_key="kr.query_help",
-        where=where,
-    )
-    return float(xq)
+    h = live.slider(h_control, views["h"], where=c2)
+    xq = live.slider(xq_control, views["xq"], where=c3)
+    return str(kernel), float(h), float(xq), h_key, grid
 
 
 def formula_and_mapping(kernel: str) -> None:
@@ -403,6 +383,7 @@ def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> N
         h_star=h_star,
         cv_star=cv_star,
         h_current=v.h,
+        cv_current=lesson_ui.cv_at(cv, v.h_grid, v.h),
         title=t("kr.fig_cv_title", kernel=v.kernel_name),
         x_title=t("kr.axis_h"),
         y_title=t("kr.axis_cv"),

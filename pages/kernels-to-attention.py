@@ -20,6 +20,7 @@ from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning,
 from ui import classroom, questions
 from ui import controls as uc
 from ui import kernels_to_attention as lesson_ui
+from ui import live_slider as live
 from ui.i18n import t
 from ui.layout import dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, once, run_sections
@@ -61,16 +62,15 @@ class DataControls:
 
 
 def _three_controls() -> DataControls:
-    """h, x*, N and the seed, in one row of four columns."""
+    """h, x*, N and the seed, in one row of four columns (N and the seed drawn first: the live
+    sliders h and x* carry the data they redraw, ``ui.live_slider``)."""
     c1, c2, c3, c4 = st.columns(4)
-    h = float(
-        uc.select_slider("k2a.h", key="k2a_h", options=BANDWIDTHS, value=0.3, help_key="k2a.h_help", where=c1)
-    )
-    x0 = float(
-        uc.slider("k2a.x0", key="k2a_x0", min_value=-3.0, max_value=3.0, value=0.5, step=0.1, where=c2)
-    )
     n = int(uc.slider("k2a.n", key="k2a_n", min_value=20, max_value=400, value=200, step=10, where=c3))
     seed = uc.seed("k2a_seed", value=42, where=c4)
+    h_control, x0_control = lesson_ui.k2a_controls(BANDWIDTHS)
+    views = lesson_ui.k2a_live_views(n, seed, live.value(h_control), live.value(x0_control))
+    h = float(live.slider(h_control, views["h"], where=c1))
+    x0 = float(live.slider(x0_control, views["x0"], where=c2))
     return DataControls(h, x0, n, seed)
 
 
@@ -173,6 +173,7 @@ def _fit_figure(grid: NwVsAttention) -> None:
             y_title="y",
             samples_name=t("k2a.name_samples"),
             dashed=[t("k2a.name_att_fit")],
+            metas=("truth", "nw", "att"),  # the live h slider redraws "nw" and "att"
         ),
         key="k2a_fig_fit",
         code=(nw.nw_predict, kernel_attention.nadaraya_watson_attention),

@@ -21,6 +21,7 @@ from figures.attention_shared import vline_marks
 from figures.scaled_dot_product import LinePanel, panel_axes
 from ui import classroom, questions
 from ui import controls as uc
+from ui import live_slider as live
 from ui import scaled_dot_product as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
@@ -78,33 +79,29 @@ def _input_controls(where) -> tuple[str, int, int]:
     return source, length, uc.seed("sdp_seed", value=0, where=where)
 
 
-def _scale_controls(where) -> tuple[int, str, float]:
-    dk = int(
-        uc.select_slider(
-            "sdp.dk",
-            key="sdp_dk",
-            options=lesson_ui.DK_OPTIONS,
-            value=16,
-            help_key="sdp.dk_help",
-            where=where,
-        )
-    )
+#: {name: (live slider, the place kept for it)}: d_k and τ are drawn once the setup they redraw is
+#: known (:func:`live_sliders`), in their places above the controls that follow them.
+LiveSlots = dict[str, tuple[live.Control, object]]
+
+
+def _scale_controls(where, slots: LiveSlots) -> tuple[int, str, float]:
+    slots["dk"] = (lesson_ui.sdp_dk_control(), where.container())
+    dk = int(live.value(slots["dk"][0]))
     mode = uc.radio(
         "sdp.scale", key="sdp_scale", options=lesson_ui.SCALE_MODES, option_prefix="sdp.scale_", where=where
     )
     temperature = 1.0
     if mode == "custom":
-        temperature = float(
-            uc.select_slider(
-                "sdp.temperature",
-                key="sdp_temp",
-                options=TEMPERATURES,
-                value=4.0,
-                help_key="sdp.temperature_help",
-                where=where,
-            )
-        )
+        slots["temperature"] = (lesson_ui.sdp_temperature_control(TEMPERATURES), where.container())
+        temperature = float(live.value(slots["temperature"][0]))
     return dk, mode, temperature
+
+
+def live_sliders(slots: LiveSlots, setup: lesson_ui.SdpSetup | None) -> None:
+    """Draw d_k and τ into their places; they redraw the score and weight maps while they move."""
+    views = lesson_ui.sdp_live_views(setup) if setup is not None else None
+    for name, (control, slot) in slots.items():
+        live.slider(control, views[name] if views else live.Live({}, name), where=slot)
 
 
 def _mask_controls(where) -> tuple[str, int]:
@@ -133,11 +130,12 @@ def _mask_controls(where) -> tuple[str, int]:
     return mode, n_pad
 
 
-def controls_section() -> lesson_ui.SdpControls:
-    """The page-wide controls: inputs, d_k and the temperature, the mask."""
+def controls_section(slots: LiveSlots) -> lesson_ui.SdpControls:
+    """The page-wide controls: inputs, d_k and the temperature, the mask (``slots``: the places
+    kept for the live sliders, filled by :func:`live_sliders`)."""
     c1, c2, c3 = st.columns(3)
     source, length, seed = _input_controls(c1)
-    dk, scale_mode, temperature = _scale_controls(c2)
+    dk, scale_mode, temperature = _scale_controls(c2, slots)
     mask_mode, n_pad = _mask_controls(c3)
     return lesson_ui.SdpControls(source, length, seed, dk, scale_mode, temperature, mask_mode, n_pad)
 
@@ -602,8 +600,10 @@ def render() -> None:
             r"\qquad \tau=\sqrt{d_k}"
         )
     with classroom.controls_area():
-        controls = controls_section()
+        slots: LiveSlots = {}
+        controls = controls_section(slots)
         setup = setup_section(controls)
+        live_sliders(slots, setup)
     if setup is None:
         return
     run_sections(

@@ -13,10 +13,12 @@ import streamlit as st
 
 from core import csv_data
 from core.csv_data import CsvError
+from core.data import X_HIGH, X_LOW
 from core.lessons import kernel_regression as lesson
 from core.nadaraya_watson import count_turning_points, loo_cv_errors, nw_predict, nw_weights
 from figures import kernel_regression as fkr
 from ui import caching
+from ui import live_slider as live
 from ui.i18n import t
 from ui.layout import cached_figure
 
@@ -158,3 +160,65 @@ fit_figure = cached_figure(fkr.fit_figure)
 attention_row_figure = cached_figure(fkr.attention_row_figure)
 weight_matrix_figure = cached_figure(fkr.weight_matrix_figure)
 kernel_shapes_figure = cached_figure(fkr.kernel_shapes_figure)
+
+
+# ----------------------------------------------------------------------------------------------
+# live sliders (ui.live_slider): h and x* redraw the fit, the weight row, the map and the CV mark
+# ----------------------------------------------------------------------------------------------
+
+
+def bandwidth_control(key: str, grid: list[float], scale: float) -> live.Control:
+    """The bandwidth slider: a select-slider over ``grid``, starting at the post's h (scaled)."""
+    return live.Control(
+        "kr.bandwidth",
+        key=key,
+        value=snap(POST_H * scale, grid),
+        options=tuple(grid),
+        help_key="kr.bandwidth_help",
+        format_func=fmt_h,
+    )
+
+
+def query_control(data: PageData, key: str) -> live.Control:
+    """The x* slider: over the built-in x range, or over an uploaded file's own x range."""
+    if data.uploaded:
+        lo, hi = float(data.x[0]), float(data.x[-1])
+        step = float(f"{(hi - lo) / 200:.2g}")
+        return live.Control(
+            "kr.query", key=key, value=lo + (hi - lo) * 0.6, min_value=lo, max_value=hi, step=step,
+            help_key="kr.query_help", decimals=max(2, live.decimals_of(step)),
+        )  # fmt: skip
+    return live.Control(
+        "kr.query", key=key, value=0.5, min_value=X_LOW, max_value=X_HIGH, step=0.05, help_key="kr.query_help"
+    )
+
+
+def live_views(data: PageData, kernel: str, h: float, xq: float, kernel_name: str) -> dict[str, live.Live]:
+    """What the browser redraws while h or x* moves: {"h": ..., "xq": ...} (``ui.live_slider``).
+
+    The model holds the data and both committed values; each slider moves one of them.
+    """
+    model = {
+        "kind": "kr",
+        "x": live.numbers(data.x),
+        "y": live.numbers(data.y),
+        "grid": live.numbers(data.grid),
+        "queries": live.numbers(heatmap_queries(data.grid)),
+        "kernel": kernel,
+        "h": float(h),
+        "xq": float(xq),
+    }
+    fit = live.Target(
+        "kr_fig_fit", "kr_fit", (("title", t("kr.fig_fit_title", kernel=kernel_name, h="{h:.3g}")),)
+    )
+    row = live.Target("kr_fig_row", "kr_row", (("title", t("kr.fig_row_title", xq="{xq:.3g}")),))
+    matrix = live.Target(
+        "kr_fig_matrix", "kr_matrix", (("title", t("kr.fig_matrix_title", kernel=kernel_name, h="{h:.3g}")),)
+    )
+    cv = live.Target("kr_fig_cv", "kr_cv")
+    return {"h": live.Live(model, "h", (fit, row, matrix, cv)), "xq": live.Live(model, "xq", (fit, row))}
+
+
+def cv_at(cv: np.ndarray, hs: list[float], h: float) -> float | None:
+    """The CV curve's value at the bandwidth ``h`` of its grid ``hs`` (None when h is not on it)."""
+    return float(cv[hs.index(h)]) if h in hs else None

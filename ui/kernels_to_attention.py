@@ -17,6 +17,8 @@ from core.lessons import kernels_to_attention as k2a
 from figures import attention_shared
 from figures import kernels_to_attention as fk2a
 from ui import caching
+from ui import live_slider as live
+from ui.i18n import t
 from ui.layout import cached_figure
 
 T = TypeVar("T")
@@ -110,3 +112,41 @@ def k2a_learn(
     if run.dims == "1d":
         return _bandwidth_learning(*_both_fits(_learned_bandwidth, run, on_fit))
     return k2a.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
+
+
+# ----------------------------------------------------------------------------------------------
+# live sliders (ui.live_slider): what the browser redraws while h or x* moves
+# ----------------------------------------------------------------------------------------------
+
+
+def k2a_controls(bandwidths: tuple[float, ...]) -> tuple[live.Control, live.Control]:
+    """The page-wide h (a select-slider over ``bandwidths``) and x* of kernels -> attention."""
+    h = live.Control("k2a.h", key="k2a_h", value=0.3, options=bandwidths, help_key="k2a.h_help")
+    x0 = live.Control("k2a.x0", key="k2a_x0", value=0.5, min_value=-3.0, max_value=3.0, step=0.1, decimals=1)
+    return h, x0
+
+
+def k2a_live_views(n: int, seed: int, h: float, x0: float) -> dict[str, live.Live]:
+    """{"h": ..., "x0": ...}: h redraws the post's three figures and the fits, x* the first one."""
+    grid = k2a_nw_vs_attention(n, seed, h)
+    model = {
+        "kind": "k2a",
+        "x": live.numbers(grid.x),
+        "y": live.numbers(grid.y),
+        "queries": live.numbers(grid.x_query),
+        "h": float(h),
+        "x0": float(x0),
+    }
+    fig1 = live.Target("k2a_fig1", "k2a_weights", (("title", t("k2a.fig1", x0="{x0:.1f}", h="{h}")),))
+    targets = (
+        fig1,
+        live.Target("k2a_fig2", "k2a_matrix"),
+        live.Target("k2a_fig_fit", "k2a_fit"),
+        live.Target("k2a_fig3", "k2a_side"),
+    )
+    tau = live.Readout(t("k2a.metric_tau"), "tau", ".4g")
+    prediction = live.Readout(t("k2a.metric_prediction", x0="{x0:.1f}"), "prediction", ".4f")
+    return {
+        "h": live.Live(model, "h", targets, (tau, prediction)),
+        "x0": live.Live(model, "x0", (fig1,), (prediction,)),
+    }

@@ -21,6 +21,7 @@ from core.lessons import scaled_dot_product as aa
 from figures import attention_shared
 from figures import scaled_dot_product as fa
 from ui import caching
+from ui import live_slider as live
 from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import cached_figure
@@ -206,4 +207,60 @@ def dk_series(e: aa.DkExperiment) -> dict[str, np.ndarray]:
         "sat_unscaled": e.saturated_unscaled,
         "grad_scaled": e.grad_scores_scaled,
         "grad_unscaled": e.grad_scores_unscaled,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# live sliders (ui.live_slider): what the browser redraws while d_k or τ moves
+# ----------------------------------------------------------------------------------------------
+
+#: d_k previews every option's scores only up to this many tokens (L² scores per option in the
+#: component's data: 10 x 16² = 2,560 numbers); longer inputs redraw d_k on release only.
+LIVE_DK_MAX_LENGTH = 16
+
+
+def sdp_dk_control() -> live.Control:
+    """The d_k select-slider of scaled dot-product."""
+    return live.Control("sdp.dk", key="sdp_dk", value=16, options=tuple(DK_OPTIONS), help_key="sdp.dk_help")
+
+
+def sdp_temperature_control(options: tuple[float, ...]) -> live.Control:
+    """The temperature select-slider (custom scale only)."""
+    return live.Control(
+        "sdp.temperature", key="sdp_temp", value=4.0, options=options, help_key="sdp.temperature_help"
+    )
+
+
+@caching.data(max_entries=32)
+def sdp_raw_scores(
+    source: str, length: int, seed: int, n_pad: int, dks: tuple[int, ...]
+) -> dict[int, np.ndarray]:
+    """Raw scores Q Kᵀ (L, S) of the page's inputs for each d_k in ``dks`` (``core.attention_analysis``)."""
+    return {dk: aa.pipeline_steps(sdp_inputs(source, length, dk, seed, n_pad), None, 1.0).raw for dk in dks}
+
+
+def sdp_live_views(setup: SdpSetup) -> dict[str, live.Live]:
+    """{"dk": ..., "temperature": ...}: the pipeline's score and weight maps, the d_k marker and the
+    saturation readout. d_k previews every option's scores when L <= ``LIVE_DK_MAX_LENGTH``."""
+    c = setup.controls
+    dks = tuple(DK_OPTIONS) if len(setup.labels) <= LIVE_DK_MAX_LENGTH else (c.dk,)
+    raw = sdp_raw_scores(c.source, c.length, c.seed, c.n_pad, dks)
+    mask = None if setup.mask is None else ["".join("1" if a else "0" for a in row) for row in setup.mask]
+    model = {
+        "kind": "sdp",
+        "raw": {str(dk): [live.numbers(r) for r in scores] for dk, scores in raw.items()},
+        "mask": mask,
+        "mode": c.scale_mode,
+        "dk": c.dk,
+        "temperature": float(c.temperature),
+    }
+    scaled = t("sdp.fig_scaled", tau="{tau:.3g}", scale="{scale:.3g}")
+    pipeline = live.Target("sdp_fig_pipeline", "sdp_pipeline", (("annotation:panel_title_1", scaled),))
+    readouts = (
+        live.Readout(t("sdp.metric_max_weight"), "max_weight", ".3f"),
+        live.Readout(t("sdp.metric_entropy"), "entropy", ".3f"),
+    )
+    return {
+        "dk": live.Live(model, "dk", (pipeline, live.Target("sdp_fig_dk", "sdp_dk_marker")), readouts),
+        "temperature": live.Live(model, "temperature", (pipeline,), readouts),
     }

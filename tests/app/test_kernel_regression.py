@@ -19,6 +19,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from core.csv_data import CsvError, parse_xy_csv
 from tests.app.conftest import assert_clean, open_page
+from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
 PAGE = "kernel-regression"
@@ -122,7 +123,7 @@ def test_page_states_the_posts_h_star_and_whether_it_agrees(statsmodels_h_star):
 def test_bandwidth_changes_the_fit():
     at = open_page(PAGE)
     _, before = fit_trace(at)
-    at.select_slider(key="kr_h").set_value(2.0)
+    live_slider(at, "kr_h").set_value(2.0)
     at.run()
     assert_clean(at)
     gx, after = fit_trace(at)
@@ -267,7 +268,7 @@ def test_new_kernel_handout_in_chinese(monkeypatch):
 
 def test_query_point_moves_the_attention_row():
     at = open_page(PAGE)
-    at.slider(key="kr_xq").set_value(-2.0)
+    live_slider(at, "kr_xq").set_value(-2.0)
     at.run()
     assert_clean(at)
     fig = chart(at, "kr_fig_row")
@@ -311,13 +312,13 @@ def test_target_control():
 
 def test_h_star_button_sets_the_bandwidth(statsmodels_h_star):
     at = open_page(PAGE)
-    assert at.select_slider(key="kr_h").value == 0.3
+    assert live_slider(at, "kr_h").value == 0.3
     at.button(key="kr_use_hstar").click()
     at.run()
     assert_clean(at)
-    grid = at.select_slider(key="kr_h").options
+    grid = live_slider(at, "kr_h").options
     nearest = min((float(o) for o in grid), key=lambda g: abs(math.log(g / statsmodels_h_star)))
-    assert at.select_slider(key="kr_h").value == pytest.approx(nearest)
+    assert live_slider(at, "kr_h").value == pytest.approx(nearest)
     assert f"h = {nearest:g}" in chart(at, "kr_fig_fit")["layout"]["title"]["text"]
 
 
@@ -363,9 +364,9 @@ def test_compact_kernel_with_tiny_h_shows_where_the_fit_is_undefined():
 def test_odd_url_values_fall_back_to_defaults(params):
     at = open_page(PAGE, params=params)
     assert_clean(at)
-    assert at.select_slider(key="kr_h").value == 0.3
+    assert live_slider(at, "kr_h").value == 0.3
     assert at.slider(key="kr_n").value == 200
-    assert at.slider(key="kr_xq").value == 0.5
+    assert live_slider(at, "kr_xq").value == 0.5
     assert at.selectbox(key="kr_kernel").value == "gaussian"
     assert len(at.get("plotly_chart")) == len(FIGURES)
 
@@ -373,7 +374,7 @@ def test_odd_url_values_fall_back_to_defaults(params):
 def test_url_values_are_applied():
     at = open_page(PAGE, params={"kr_h": "1", "kr_n": "300", "kr_xq": "-1.5"})
     assert_clean(at)
-    assert at.select_slider(key="kr_h").value == 1.0
+    assert live_slider(at, "kr_h").value == 1.0
     assert data_trace(at)[0].size == 300
     assert "-1.5" in chart(at, "kr_fig_row")["layout"]["title"]["text"]
 
@@ -404,13 +405,13 @@ def test_good_upload_is_fitted_with_scaled_controls():
     assert any("mine.csv" in i.value for i in at.info)
     dx, _dy = data_trace(at)
     np.testing.assert_allclose(dx, np.sort(x))
-    h = at.select_slider(key="kr_h_csv").value
+    h = live_slider(at, "kr_h_csv").value
     assert 10 < h < 100  # 0.3 on [-3, 3] scaled to a spread of about 600
     assert len(at.get("plotly_chart")) == len(FIGURES)
     at.button(key="kr_use_hstar").click()
     at.run()
     assert_clean(at)
-    assert at.select_slider(key="kr_h_csv").value != h or at.button(key="kr_use_hstar").disabled
+    assert live_slider(at, "kr_h_csv").value != h or at.button(key="kr_use_hstar").disabled
 
 
 def test_a_second_file_with_another_range_resets_the_scaled_controls():
@@ -418,14 +419,14 @@ def test_a_second_file_with_another_range_resets_the_scaled_controls():
     first = "\n".join(f"{i / 10},{i % 7}" for i in range(120)).encode()
     at.file_uploader(key="kr_upload").set_value(("a.csv", first, "text/csv"))
     at.run()
-    at.slider(key="kr_xq_csv").set_value(11.9)
+    live_slider(at, "kr_xq_csv").set_value(11.9)
     at.run()
     assert_clean(at)
     second = "\n".join(f"{-1000 + i},{i % 3}" for i in range(300)).encode()  # x in [-1000, -701]
     at.file_uploader(key="kr_upload").set_value(("b.csv", second, "text/csv"))
     at.run()
     assert_clean(at)
-    assert -1000 <= at.slider(key="kr_xq_csv").value <= -701
+    assert -1000 <= live_slider(at, "kr_xq_csv").value <= -701
     assert len(at.get("plotly_chart")) == len(FIGURES)
 
 

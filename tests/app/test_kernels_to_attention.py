@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app.conftest import assert_clean, open_page
+from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
 PAGE = "kernels-to-attention"
@@ -34,13 +35,13 @@ def test_renders_in_both_languages(lang):
 def test_bridge_numbers_are_rounding_sized_for_every_bandwidth():
     at = open_page(PAGE, params=FAST)
     for h in (0.02, 0.3, 2.0):
-        at.select_slider(key="k2a_h").set_value(h).run()
+        live_slider(at, "k2a_h").set_value(h).run()
         assert_clean(at)
         m = _metrics(at)
         assert float(m["Largest weight difference"]) < 1e-13
         assert float(m["Largest fit difference"]) < 1e-13
         assert float(m["Temperature τ = h²"]) == pytest.approx(h * h, rel=1e-3)
-    at.slider(key="k2a_x0").set_value(-2.5).run()
+    live_slider(at, "k2a_x0").set_value(-2.5).run()
     at.slider(key="k2a_n").set_value(60).run()
     at.number_input(key="k2a_seed").set_value(3).run()
     assert_clean(at)

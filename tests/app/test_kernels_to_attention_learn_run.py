@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning
 from tests.app.conftest import assert_clean, open_page
+from tests.app.live import live_slider
 from ui import kernels_to_attention as ua
 from ui.i18n import load_catalogue
 
@@ -21,7 +22,7 @@ def test_a_rerun_elsewhere_keeps_the_result_current():
     at = open_page(PAGE, params=FAST)
     shown = at.table[-1].value.copy()
     stale = EN["k2a.learn_stale"].split("(")[0]
-    for step in (lambda: at.select_slider(key="k2a_h").set_value(0.5), lambda: at):
+    for step in (lambda: live_slider(at, "k2a_h").set_value(0.5), lambda: at):
         step().run()
         assert_clean(at)
         assert at.button(key="k2a_learn_run").disabled

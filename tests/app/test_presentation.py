@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import lessons
 from tests.app.conftest import TIMEOUT, assert_clean, open_page
+from tests.app.live import live_slider
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
 
@@ -84,7 +85,7 @@ def test_a_link_opens_on_its_slide_with_the_intro_only_on_the_first(lang):
     first = _open_link("scaled-dot-product", lang=lang, present="1")
     assert any(intro in m.value for m in first.main.get("markdown"))
     # the page-wide controls are still there (folded), so the slide's figures can be driven
-    at.select_slider(key="sdp_dk").set_value(64).run()
+    live_slider(at, "sdp_dk").set_value(64).run()
     assert_clean(at)
     assert _slide(at) == 3
 

@@ -30,6 +30,7 @@ from core.lessons import scaled_dot_product as aa
 from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth
 from tests.app.conftest import assert_clean, open_page, show_answers
+from tests.app.live import live_slider
 from ui import in_context as ui_ic
 from ui import kernel_approximation as uk
 from ui import training as ui_tr
@@ -192,7 +193,7 @@ def test_scaled_dot_product_questions():
 
     expected = _sdp_peak(at)
     check_choice(at, "sdp_dk_peak", expected)
-    at.select_slider(key="sdp_dk").set_value(4).run()  # the control moves: the answer follows
+    live_slider(at, "sdp_dk").set_value(4).run()  # the control moves: the answer follows
     assert_clean(at)
     changed = _sdp_peak(at)
     assert changed != expected
@@ -242,7 +243,7 @@ def test_kernels_to_attention_questions():
 
     h = float(s["k2a_h"])
     check_number(at, "k2a_tau", h * h, 2 * h * h + 0.1)
-    at.select_slider(key="k2a_h").set_value(0.5).run()
+    live_slider(at, "k2a_h").set_value(0.5).run()
     assert_clean(at)
     assert_stale_verdict_rechecked(at, "k2a_tau")
     assert answer(at, "k2a_tau", 0.25) == "right"
@@ -383,7 +384,7 @@ def test_kernel_regression_questions():
 
     row = _kr_row(at)
     check_number(at, "kr_row", row, (row + 10) % 60)
-    at.slider(key="kr_xq").set_value(-1.5).run()
+    live_slider(at, "kr_xq").set_value(-1.5).run()
     assert_clean(at)
     moved = _kr_row(at)
     assert moved != row
@@ -600,7 +601,7 @@ def test_check_reveals_too_and_stays_revealed_for_the_session():
     at = open_page("kernel-regression", answered=False)
     assert answer(at, "kr_cv_small_h", "falls") == "wrong"
     assert "kr_fig_cv" in _chart_keys(at)  # a wrong answer sees the curve too: that is the lesson
-    at.slider(key="kr_xq").set_value(-1.0).run()  # another control: still revealed
+    live_slider(at, "kr_xq").set_value(-1.0).run()  # another control: still revealed
     assert_clean(at)
     assert "kr_fig_cv" in _chart_keys(at)
 

@@ -8,6 +8,7 @@ import pytest
 
 from core.lessons.scaled_dot_product import apply_editor_edits, build_mask, default_custom_mask
 from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
+from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
 PAGE = "scaled-dot-product"
@@ -51,10 +52,10 @@ def test_scale_and_dk_controls_change_the_numbers():
     unscaled = float(_metrics(at)["Mean largest weight"])
     assert unscaled > 0.8 > 0.5 > scaled  # the page's claim: no scale -> weights on one position
     at.radio(key="sdp_scale").set_value("custom").run()
-    at.select_slider(key="sdp_temp").set_value(64.0).run()
+    live_slider(at, "sdp_temp").set_value(64.0).run()
     assert_clean(at)
     assert float(_metrics(at)["Scale factor 1/τ"]) == pytest.approx(1 / 64, rel=1e-3)
-    at.select_slider(key="sdp_dk").set_value(4).run()
+    live_slider(at, "sdp_dk").set_value(4).run()
     assert_clean(at)
 
 
@@ -144,7 +145,7 @@ def test_troubleshooting_buttons_set_the_controls():
     at = open_page(PAGE)
     at.button(key="sdp_btn_loss_reproduce").click().run()
     assert at.radio(key="sdp_scale").value == "one"
-    assert at.select_slider(key="sdp_dk").value == 512
+    assert live_slider(at, "sdp_dk").value == 512
     at.button(key="sdp_btn_loss_fix").click().run()
     assert at.radio(key="sdp_scale").value == "sqrt_dk"
     at.button(key="sdp_btn_peak_reproduce").click().run()
@@ -223,7 +224,7 @@ def test_page_wide_controls_update_every_section_and_a_url_reproduces_the_view()
     assert float(m["Temperature τ"]) == 1.0
     # the same view built by moving the controls by hand
     by_hand = open_page(PAGE)
-    by_hand.select_slider(key="sdp_dk").set_value(64).run()
+    live_slider(by_hand, "sdp_dk").set_value(64).run()
     by_hand.radio(key="sdp_scale").set_value("one").run()
     by_hand.radio(key="sdp_mask").set_value("causal").run()
     by_hand.number_input(key="sdp_seed").set_value(3).run()
@@ -288,7 +289,7 @@ def test_dk_marker_follows_the_slider_on_the_cached_experiment_chart():
     assert_clean(at)
     assert _dk_markers(at) == {axis: [16] for axis in panels}
     before = figures_shown()
-    at.select_slider(key="sdp_dk").set_value(128).run()
+    live_slider(at, "sdp_dk").set_value(128).run()
     assert_clean(at)
     assert _dk_markers(at) == {axis: [128] for axis in panels}
     after = figures_shown()

@@ -75,12 +75,18 @@ def page(browser, app_url):
     context.close()
 
 
+#: Every live slider drawn (``ui.live_slider``: a v2 component whose element is ``live_<key>``)
+#: has its input: its JavaScript loads from the static URL a moment after the element is drawn.
+LIVE_SLIDERS_MOUNTED = """() => [...document.querySelectorAll('[class*="st-key-live_"]')]
+  .every(box => box.querySelector('.attn-live input[type=range]'))"""
+
+
 def wait_for_app(pg, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     """Wait until Streamlit has rendered the page and finished the current script run.
 
     The app root carries ``data-test-script-state`` (``running`` while a script run is in
     progress, ``notRunning`` once it finished); the state must stay finished for a moment, since
-    a run can trigger another (a callback, ``st.rerun``).
+    a run can trigger another (a callback, ``st.rerun``). Every live slider must have mounted.
     """
     pg.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     pg.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
@@ -88,7 +94,7 @@ def wait_for_app(pg, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     quiet_since = None
     while time.monotonic() < deadline:
         state = pg.get_attribute('[data-testid="stApp"]', "data-test-script-state")
-        if state != "notRunning":
+        if state != "notRunning" or not pg.evaluate(LIVE_SLIDERS_MOUNTED):
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()

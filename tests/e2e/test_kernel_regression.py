@@ -45,7 +45,7 @@ def test_page_loads_and_the_bandwidth_changes_the_fit(page):
     assert page.locator(f"{CHARTS} .main-svg").count() >= 6  # Plotly really drew them
     assert "h = 0.3)" in fit_title(page)
     before = fit_path(page)
-    thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Bandwidth").get_by_role("slider")
+    thumb = page.get_by_role("slider", name="Bandwidth h (log scale)")  # a live slider (ui.live_slider)
     thumb.focus()
     thumb.press("End")  # the largest bandwidth: 3
     wait_for_app(page)

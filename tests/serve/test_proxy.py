@@ -206,7 +206,7 @@ def _move_bandwidth(page) -> None:
     """Move the bandwidth slider to its largest value and wait for the fit to redraw."""
     title = f"document.querySelector('{CHARTS} .gtitle').textContent"
     before = page.evaluate(title)
-    thumb = page.locator('[data-testid="stSlider"]').filter(has_text="Bandwidth").get_by_role("slider")
+    thumb = page.get_by_role("slider", name="Bandwidth h (log scale)")  # a live slider (ui.live_slider)
     thumb.focus()
     thumb.press("End")
     wait_for_app(page)

@@ -1,0 +1,354 @@
+"""Drag and see (issue 25): every live slider dragged in Chromium, next to the release-only slider.
+
+``python -m benchmarks drag [--drags N] [--moves M] [--json PATH]`` (``make bench-drag``; part of
+``make bench``). Starts ``streamlit run app.py`` on a free 127.0.0.1 port and headless Chromium
+(``$CHROMIUM_PATH`` or ``/usr/bin/chromium``) on the same machine. For each live slider
+(``ui.live_slider``) the page is opened on its default view and the slider is dragged ``--drags``
+times (default 3, back and forth) with ``--moves`` mouse moves (default 60, one every 16 ms: a
+hand), then released. Measured in the page:
+
+- frames drawn during the drag (``window.__liveStats``, static/live/live.js) and the time from a
+  move to its frame: from the range input's ``input`` event to the end of the drawing in the
+  animation frame that paints it (p50 / p95 over every frame of every drag);
+- script runs started while the button is down (the app root's ``data-test-script-state`` turning
+  to ``running``; must be 0) and after the release (1);
+- release -> settled: from the ``pointerup`` to the later of the script's run finishing and every
+  chart the slider redraws showing its new figure (a new chart element, drawn), and for a live
+  slider its last overlay gone.
+
+Next to each, in the same run, today's release-only step: the same page with ``?live=0``
+(``st.select_slider`` / ``st.slider`` of ``ui.controls``, the path before live sliders), the same drag:
+chart changes during the drag (DOM mutations in the chart; none), runs during the drag, and release
+-> settled (the same criterion). Each path has its own fresh server (the same cold
+caches) and their drags alternate, so a drift of the machine's load falls on both.
+
+Targets (issue 25): frame p95 <= 33 ms on every live slider (aim 16), 0 runs while the button is
+down and 1 on release, release -> settled p50 <= 250 ms. The browser, the server and this script
+share the machine: the load average is printed with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from benchmarks.bench_browser import CHROMIUM_FLAGS, QUIET_MS, ROOT, VIEWPORT, _percentile, streamlit_server
+from tests.e2e.conftest import chromium_path
+from ui.i18n import load_catalogue
+
+#: The English catalogue: a slider's accessible name is its label.
+_EN = load_catalogue("en")
+
+#: (page, slider's accessible name, link parameters, URL key, from, to: fractions of the track,
+#: the charts of the default view the slider redraws)
+SLIDERS = [
+    ("kernel-regression", _EN["kr.bandwidth"], {}, "kr_h", 0.53, 0.15,
+     ("kr_fig_fit", "kr_fig_row", "kr_fig_matrix")),
+    ("kernel-regression", _EN["kr.query"], {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
+    ("kernels-to-attention", _EN["k2a.h"], {}, "k2a_h", 0.5, 0.05,
+     ("k2a_fig1", "k2a_fig2", "k2a_fig_fit", "k2a_fig3")),
+    ("kernels-to-attention", _EN["k2a.x0"], {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
+    ("scaled-dot-product", _EN["sdp.dk"], {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
+    ("scaled-dot-product", _EN["sdp.temperature"], {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05,
+     ("sdp_fig_pipeline",)),
+]  # fmt: skip
+#: After the run, how long a chart that was not redrawn is waited for (its figure did not change).
+REDRAW_GRACE_MS = 3000
+TARGET_FRAME_P95_MS = 33
+TARGET_SETTLED_P50_MS = 250
+MOVE_GAP_MS = 16
+TIMEOUT_MS = 120_000
+
+#: Installed before each drag: script-state changes, the pointerup time, chart DOM changes.
+_OBSERVE = """(charts) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (window.__drag) { window.__drag.state.disconnect(); window.__drag.dom.disconnect(); }
+  const rec = {states: [], up: null, down: null, charts: 0};
+  rec.state = new MutationObserver(() =>
+    rec.states.push([performance.now(), app.getAttribute('data-test-script-state')]));
+  rec.state.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  const inChart = (ms) => ms.some((m) => m.target.closest?.('.js-plotly-plot'));
+  const held = () => rec.down !== null && rec.up === null;
+  rec.dom = new MutationObserver((ms) => { if (held() && inChart(ms)) rec.charts += 1; });
+  const main = document.querySelector('[data-testid="stMain"]');
+  rec.dom.observe(main, {subtree: true, childList: true, attributes: true});
+  const once = {capture: true, once: true};
+  document.addEventListener('pointerdown', () => { rec.down = performance.now(); }, once);
+  const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  rec.before = charts.map(gd);
+  rec.drawn = null;  // when every chart was a new, drawn element (the new figures on screen)
+  const look = () => {
+    if (rec.up !== null && charts.every((k, i) => { const g = gd(k); return g && g !== rec.before[i]
+        && g._fullLayout && g.querySelector('.main-svg'); })) { rec.drawn = performance.now(); return; }
+    requestAnimationFrame(look);
+  };
+  const up = () => { rec.up = performance.now(); requestAnimationFrame(look); };
+  document.addEventListener('pointerup', up, once);
+  window.__drag = rec;
+}"""
+
+_STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
+#: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
+_SETTLED = """(quiet) => {
+  const r = window.__drag, last = r.states[r.states.length - 1];
+  return r.up !== null && r.states.some(s => s[1] === 'running' && s[0] >= r.up) && last[1] === 'notRunning'
+    && performance.now() - last[0] >= quiet;
+}"""
+
+
+@dataclass
+class Drag:
+    frames: int = 0  # frames drawn (live) or chart DOM changes (release-only) while the button was down
+    frame_ms: list[float] = field(default_factory=list)  # move -> its frame, each frame
+    runs_during: int = 0  # script runs started while the button was down
+    runs_after: int = 0  # script runs started after the release
+    settled_ms: float | None = None  # release -> settled
+    run_ms: float | None = None  # the script run itself: "running" to "notRunning"
+    drawn_ms: float | None = None  # release -> every redrawn chart showing its new figure
+    overlays_ms: float | None = None  # release -> the live slider's last overlay gone
+
+
+def _track(page, name: str, live: bool):
+    """The slider's element to drag on and the box of its track. The live slider is a native range
+    input; Streamlit's keeps a hidden one inside its thumb, whose parent is the track."""
+    handle = page.locator(f'input[type="range"][aria-label="{name}"]').first
+    if live:
+        return handle, handle.bounding_box()
+    thumb = handle.locator("xpath=../..")
+    return thumb, thumb.locator("xpath=..").bounding_box()
+
+
+def drag_once(
+    page, name: str, key: str, start: float, end: float, moves: int, live: bool, charts: tuple[str, ...]
+) -> Drag:
+    """One drag of ``moves`` moves from ``start`` to ``end`` (fractions of the track), then release;
+    settled when the run has finished and every chart of ``charts`` shows its new figure (a chart
+    whose figure did not change is not waited for longer than ``REDRAW_GRACE_MS``)."""
+    handle, box = _track(page, name, live)
+    handle.scroll_into_view_if_needed()
+    handle, box = _track(page, name, live)
+    inset = 8 if live else 0  # the native thumb's centre stays half a thumb inside the track
+    x = lambda f: box["x"] + inset + (box["width"] - 2 * inset) * f  # noqa: E731
+    if live:
+        x0, y = x(start), box["y"] + box["height"] / 2
+    else:  # Streamlit's thumb: start the drag on it
+        thumb = handle.bounding_box()
+        x0, y = thumb["x"] + thumb["width"] / 2, thumb["y"] + thumb["height"] / 2
+    frames_before = page.evaluate("() => (window.__liveStats?.frames || []).length")
+    page.evaluate(_OBSERVE, list(charts))
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    for i in range(1, moves + 1):
+        page.mouse.move(x0 + (x(end) - x0) * i / moves, y)
+        page.wait_for_timeout(MOVE_GAP_MS)
+    page.wait_for_timeout(100)  # the last frame
+    during = page.evaluate("() => window.__drag.states.filter(s => s[1] === 'running').length")
+    page.mouse.up()
+    result = Drag(runs_during=during)
+    try:
+        page.wait_for_function(_SETTLED, arg=QUIET_MS, polling=20, timeout=TIMEOUT_MS)
+    except PlaywrightTimeout:  # a run that never came: recorded as not settled
+        return result
+    rec = page.evaluate(
+        """() => { const r = window.__drag; return {up: r.up, charts: r.charts,
+          runs: r.states.filter(s => s[1] === 'running' && s[0] >= r.up).length,
+          start: r.states.find(s => s[1] === 'running' && s[0] >= r.up)[0],
+          end: r.states.filter(s => s[1] === 'notRunning').at(-1)[0]}; }"""
+    )
+    result.runs_after = rec["runs"]
+    result.run_ms = rec["end"] - rec["start"]
+    with contextlib.suppress(PlaywrightTimeout):  # a chart whose figure did not change is not redrawn
+        page.wait_for_function("() => window.__drag.drawn !== null", polling=20, timeout=REDRAW_GRACE_MS)
+    drawn = page.evaluate("() => window.__drag.drawn")
+    end_ms = max(rec["end"], drawn) if drawn is not None else rec["end"]
+    result.drawn_ms = None if drawn is None else drawn - rec["up"]
+    if live:
+        page.wait_for_function("() => !document.querySelector('canvas.live-overlay')", timeout=TIMEOUT_MS)
+        stats = page.evaluate(
+            "([from, key]) => { const s = window.__liveStats; return {frames: s.frames.slice(from)"
+            ".filter(f => f.key === key).map(f => f.t1 - f.t0), settled: s.settled.at(-1)}; }",
+            [frames_before, key],
+        )
+        result.frames = len(stats["frames"])
+        result.frame_ms = stats["frames"]
+        if stats["settled"] is not None and stats["settled"] > rec["up"]:
+            end_ms = max(end_ms, stats["settled"])
+            result.overlays_ms = stats["settled"] - rec["up"]
+    else:
+        result.frames = rec["charts"]
+    result.settled_ms = end_ms - rec["up"]
+    return result
+
+
+def _open(context, app: str, path: str, params: dict[str, str], live: bool):
+    query = "&".join(
+        f"{k}={v}" for k, v in {"lang": "en", **params, **({} if live else {"live": "0"})}.items()
+    )
+    page = context.new_page()
+    page.goto(f"{app}/{path}?{query}", timeout=TIMEOUT_MS)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({_STATE})() === 'notRunning'", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # charts drawn, idle-time warm-up done
+    return page
+
+
+def measure(
+    apps: dict[bool, str], context, drags: int, moves: int, keys: list[str] | None = None
+) -> dict[bool, list[tuple[str, list[Drag]]]]:
+    """Every slider of ``SLIDERS`` (or those of ``keys``): live on ``apps[True]``, release-only
+    (``?live=0``) on ``apps[False]``, their drags interleaved (the machine's load drifts)."""
+    out: dict[bool, list[tuple[str, list[Drag]]]] = {True: [], False: []}
+    for path, name, params, key, start, end, charts in SLIDERS:
+        if keys and key not in keys:
+            continue
+        pages = {live: _open(context, apps[live], path, params, live) for live in (True, False)}
+        runs: dict[bool, list[Drag]] = {True: [], False: []}
+        try:
+            for i in range(drags):
+                a, b = (start, end) if i % 2 == 0 else (end, start)
+                for live in (True, False) if i % 2 == 0 else (False, True):
+                    runs[live].append(drag_once(pages[live], name, key, a, b, moves, live, charts))
+        finally:
+            for page in pages.values():
+                page.close()
+        for live in (True, False):
+            print(f"  {key} ({'live' if live else 'release-only'}): {_line(runs[live], live)}", flush=True)
+            out[live].append((key, runs[live]))
+    return out
+
+
+def _stat(values: list[float], q: float) -> float:
+    return _percentile(values, q) if values else float("nan")
+
+
+def _summary(drags: list[Drag]) -> dict[str, Any]:
+    frame_ms = [ms for d in drags for ms in d.frame_ms]
+    settled = [d.settled_ms for d in drags if d.settled_ms is not None]
+    return {
+        "frames": [d.frames for d in drags],
+        "frame_p50_ms": _stat(frame_ms, 50),
+        "frame_p95_ms": _stat(frame_ms, 95),
+        "runs_during": max((d.runs_during for d in drags), default=0),
+        "runs_after": [d.runs_after for d in drags],
+        "settled_p50_ms": _stat(settled, 50),
+        "run_p50_ms": _stat([d.run_ms for d in drags if d.run_ms is not None], 50),
+        "drawn_p50_ms": _stat([d.drawn_ms for d in drags if d.drawn_ms is not None], 50),
+        "overlays_p50_ms": _stat([d.overlays_ms for d in drags if d.overlays_ms is not None], 50),
+        "settled_all_ms": settled,
+    }
+
+
+def _line(drags: list[Drag], live: bool) -> str:
+    m = _summary(drags)
+    if live:
+        moving = (
+            f"frames {m['frames']}, move->frame p50 {m['frame_p50_ms']:.1f} / p95 {m['frame_p95_ms']:.1f} ms"
+        )
+    else:
+        moving = f"chart changes while held {m['frames']}"
+    return (
+        f"{moving}, runs while held {m['runs_during']}, after {m['runs_after']}, release->settled"
+        f" p50 {m['settled_p50_ms']:.0f} ms (the run {m['run_p50_ms']:.0f} ms)"
+    )
+
+
+def report(
+    live: list[tuple[str, list[Drag]]], old: list[tuple[str, list[Drag]]], load: float, moves: int
+) -> dict[str, Any]:
+    print(f"\nload average before/after: {load:.2f} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"{moves}-move drags; ms. Live: frames drawn per drag, move -> frame; release-only (?live=0): the")
+    print("chart changes while the button is down. settled: release -> run finished and overlays gone.")
+    head = (
+        f"{'slider':<9} {'frames':>12} {'p50':>6} {'p95':>6} {'held':>5} {'after':>6} {'settled':>8} |"
+        f" {'changes':>8} {'held':>5} {'settled':>8}"
+    )
+    print(head)
+    print("-" * len(head))
+    rows, passed = [], True
+    for (key, drags), (_, before) in zip(live, old, strict=True):
+        m, o = _summary(drags), _summary(before)
+        frames = "/".join(str(f) for f in m["frames"])
+        after = "/".join(str(n) for n in m["runs_after"])
+        print(
+            f"{key:<9} {frames:>12} {m['frame_p50_ms']:6.1f} {m['frame_p95_ms']:6.1f} {m['runs_during']:5d}"
+            f" {after:>6} {m['settled_p50_ms']:8.0f} | {'/'.join(map(str, o['frames'])):>8}"
+            f" {o['runs_during']:5d} {o['settled_p50_ms']:8.0f}"
+        )
+        ok = {
+            "frame_p95": m["frame_p95_ms"] <= TARGET_FRAME_P95_MS,
+            "no_run_while_held": m["runs_during"] == 0,
+            "one_run_after": all(n == 1 for n in m["runs_after"]),
+            "settled_p50": m["settled_p50_ms"] <= TARGET_SETTLED_P50_MS,
+        }
+        passed &= all(ok.values())
+        rows.append({"slider": key, "live": m, "release_only": o, "targets": ok})
+    frames = [ms for _, drags in live for d in drags for ms in d.frame_ms]
+    print(
+        f"\nevery live frame: p50 {_stat(frames, 50):.1f} ms, p95 {_stat(frames, 95):.1f} ms"
+        f" (target p95 <= {TARGET_FRAME_P95_MS}, aim 16);"
+        f" release -> settled p50 <= {TARGET_SETTLED_P50_MS} ms;"
+        f" 0 runs while held, 1 after: {'pass' if passed else 'FAIL'}"
+    )
+    return {
+        "load_average": [load, os.getloadavg()[0]],
+        "cpus": os.cpu_count(),
+        "moves": moves,
+        "sliders": rows,
+        "frame_p50_ms": _stat(frames, 50),
+        "frame_p95_ms": _stat(frames, 95),
+        "raw": {
+            "live": [[k, [asdict(d) for d in ds]] for k, ds in live],
+            "release_only": [[k, [asdict(d) for d in ds]] for k, ds in old],
+        },
+        "targets": {
+            "frame_p95_ms": TARGET_FRAME_P95_MS,
+            "settled_p50_ms": TARGET_SETTLED_P50_MS,
+            "met": passed,
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks drag", description=__doc__.split("\n")[0])
+    parser.add_argument("--drags", type=int, default=3, help="drags per slider and path (default 3)")
+    parser.add_argument("--moves", type=int, default=60, help="mouse moves per drag (default 60)")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--sliders", nargs="*", help="only these URL keys (default: every live slider)")
+    args = parser.parse_args(argv if argv is not None else sys.argv[1:])
+    exe = chromium_path()
+    if exe is None:
+        raise SystemExit("no Chromium: install it (`apt-get install -y chromium`) or set CHROMIUM_PATH")
+    from playwright.sync_api import sync_playwright
+
+    load = os.getloadavg()[0]
+    start = time.monotonic()
+    with (
+        sync_playwright() as pw,
+        # one fresh server per path: each finds the same cold caches (one server would have the
+        # figures of the first path's release values cached for the second)
+        streamlit_server(ROOT / "app.py") as live_app,
+        streamlit_server(ROOT / "app.py") as old_app,
+    ):
+        browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            context = browser.new_context(viewport=VIEWPORT)
+            results = measure({True: live_app, False: old_app}, context, args.drags, args.moves, args.sliders)
+        finally:
+            browser.close()
+    out = report(results[True], results[False], load, args.moves)
+    print(f"({time.monotonic() - start:.0f} s)")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Live sliders in a real browser: drag each one with the mouse (and one with a finger at 390x844).
+
+While the button is down the chart must change under the hand (frames drawn on the overlay over
+the chart, its title following the value) and no script run may start; on release, one run, the
+value in the URL, the overlays gone, and the Python figure saying what the last frame said.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
+from ui.i18n import load_catalogue
+
+pytestmark = pytest.mark.e2e
+
+#: Counts the script runs started from now on (the app root's script state turning to "running").
+_COUNT_RUNS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__runs = 0;
+  window.__runObserver?.disconnect();
+  window.__runObserver = new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running') window.__runs += 1;
+  });
+  window.__runObserver.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+#: The chart's overlay: its pixels' checksum (0: nothing drawn) and the title a reader sees.
+_OVERLAY = """(key) => {
+  const box = document.querySelector('.st-key-' + key);
+  const canvas = box && box.querySelector('canvas.live-overlay');
+  if (!canvas) return null;
+  const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let sum = 0;
+  for (let i = 0; i < px.length; i += 7) sum = (sum * 31 + px[i]) % 1000000007;
+  const titles = [...box.querySelectorAll('.gtitle')]
+    .filter((t) => getComputedStyle(t).visibility !== 'hidden');
+  return {sum, title: titles.length ? titles[titles.length - 1].textContent : null};
+}"""
+
+_TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
+
+#: The English catalogue: a slider's accessible name is its label.
+_EN = load_catalogue("en")
+
+#: (page, slider's accessible name, link parameters, URL key, chart it redraws, from, to, value at `to`)
+SLIDERS = [
+    ("kernel-regression", _EN["kr.bandwidth"], {}, "kr_h", "kr_fig_fit", 0.53, 0.2),
+    ("kernel-regression", _EN["kr.query"], {}, "kr_xq", "kr_fig_row", 0.58, 0.2),
+    ("kernels-to-attention", _EN["k2a.h"], {}, "k2a_h", "k2a_fig1", 0.5, 0.05),
+    ("kernels-to-attention", _EN["k2a.x0"], {}, "k2a_x0", "k2a_fig1", 0.58, 0.2),
+    ("scaled-dot-product", _EN["sdp.dk"], {}, "sdp_dk", "sdp_fig_pipeline", 0.45, 1.0),
+    (
+        "scaled-dot-product",
+        _EN["sdp.temperature"],
+        {"sdp_scale": "custom"},
+        "sdp_temp",
+        "sdp_fig_pipeline",
+        0.55,
+        0.05,
+    ),
+]
+
+
+def _slider(page, name: str):
+    slider = page.get_by_role("slider", name=name, exact=True)
+    slider.wait_for(timeout=RUN_TIMEOUT_MS)
+    return slider
+
+
+def _x(box: dict, fraction: float) -> float:
+    """The page x of a fraction of a range input's track (the thumb is ~16 px wide)."""
+    return box["x"] + 8 + (box["width"] - 16) * fraction
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "params", "key", "chart", "start", "end"), SLIDERS, ids=[s[3] for s in SLIDERS]
+)
+def test_dragging_redraws_the_chart_before_release_and_commits_once(
+    page, path, name, params, key, chart, start, end
+):
+    page.open(path, lang="en", folded=True, **params)
+    slider = _slider(page, name)
+    slider.scroll_into_view_if_needed()
+    page.locator(f".st-key-{chart} .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page)
+    python_title = page.evaluate(_TITLE, chart)
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.evaluate(_COUNT_RUNS)
+    page.mouse.move(_x(box, start), y)
+    page.mouse.down()
+    seen = []
+    for i in range(1, 21):
+        page.mouse.move(_x(box, start + (end - start) * i / 20), y)
+        if i in (10, 20):
+            page.wait_for_function(
+                "(key) => (window.__liveStats?.frames || []).some((f) => f.key === key)",
+                arg=key,
+                timeout=10_000,
+            )
+            page.wait_for_timeout(100)  # the frame of the last move
+            seen.append(page.evaluate(_OVERLAY, chart))
+    assert page.evaluate("() => window.__runs") == 0  # nothing ran while the button was down
+    assert all(s is not None for s in seen), "no overlay over the chart during the drag"
+    assert seen[0]["sum"] != seen[1]["sum"]  # the chart moved with the hand
+    if python_title is not None and seen[1]["title"] is not None:
+        assert seen[1]["title"] != python_title  # the title follows the value
+    value = page.evaluate("(key) => window.__liveStats.frames.filter((f) => f.key === key).at(-1).value", key)
+    page.mouse.up()
+    wait_for_app(page)
+    page.wait_for_function(
+        "(key) => !document.querySelector('.st-key-' + key + ' canvas.live-overlay')",
+        arg=chart,
+        timeout=RUN_TIMEOUT_MS,
+    )
+    assert page.evaluate("() => window.__runs") == 1  # one run, on release
+    expected = str(int(value)) if float(value).is_integer() else str(value)
+    assert f"{key}={expected}" in page.url
+    if seen[1]["title"] is not None:
+        assert (
+            page.evaluate(_TITLE, chart) == seen[1]["title"]
+        )  # the Python figure says what the last frame said
+    assert_no_exception(page)
+
+
+def test_the_keyboard_moves_a_live_slider_one_step_and_commits(page):
+    page.open("kernel-regression", lang="en", folded=True)
+    slider = _slider(page, _EN["kr.bandwidth"])
+    wait_for_app(page)
+    page.evaluate(_COUNT_RUNS)
+    slider.focus()
+    slider.press("ArrowRight")
+    wait_for_app(page)
+    assert "kr_h=0.33" in page.url
+    assert page.evaluate("() => window.__runs") == 1
+    page.wait_for_function(f"() => ({_TITLE})('kr_fig_fit').includes('h = 0.33)')", timeout=RUN_TIMEOUT_MS)
+
+
+def test_a_finger_drags_the_bandwidth_on_a_phone(browser, app_url):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/kernel-regression?lang=zh")
+        wait_for_app(page)
+        slider = page.locator('.attn-live input[type="range"][data-key="kr_h"]')
+        slider.wait_for(timeout=RUN_TIMEOUT_MS)
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        assert box["width"] <= 390
+        y = box["y"] + box["height"] / 2
+        cdp = context.new_cdp_session(page)
+        page.evaluate(_COUNT_RUNS)
+
+        def touch(kind: str, x: float) -> None:
+            points = [] if kind == "touchEnd" else [{"x": x, "y": y}]
+            cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        start, end = _x(box, 0.53), _x(box, 0.9)
+        touch("touchStart", start)
+        for i in range(1, 16):
+            touch("touchMove", start + (end - start) * i / 15)
+        page.wait_for_function(
+            "() => (window.__liveStats?.frames || []).some((f) => f.key === 'kr_h')", timeout=10_000
+        )
+        assert page.evaluate(_OVERLAY, "kr_fig_fit") is not None  # the fit moved under the finger
+        assert page.evaluate("() => window.__runs") == 0
+        touch("touchEnd", end)
+        wait_for_app(page)
+        assert "kr_h=" in page.url
+        assert page.evaluate("() => window.__runs") == 1
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scroll
+        assert_no_exception(page)
+    finally:
+        context.close()
