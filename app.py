@@ -38,6 +38,7 @@ PAGES: list[tuple[str, str, str, str]] = [
     ("pages/multi-head.py", "multi-head", "nav.multi_head", ":material/view_module:"),
     ("pages/training.py", "training", "nav.training", ":material/model_training:"),
     ("pages/in-context.py", "in-context", "nav.in_context", ":material/psychology:"),
+    ("pages/induction-heads.py", "induction-heads", "nav.induction_heads", ":material/content_copy:"),
 ]
 
 

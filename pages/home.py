@@ -16,6 +16,7 @@ LESSONS = [
     ("pages/multi-head.py", "nav.multi_head", "home.lesson_multi_head"),
     ("pages/training.py", "nav.training", "home.lesson_training"),
     ("pages/in-context.py", "nav.in_context", "home.lesson_in_context"),
+    ("pages/induction-heads.py", "nav.induction_heads", "home.lesson_induction_heads"),
 ]
 
 
