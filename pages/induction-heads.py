@@ -145,7 +145,7 @@ def live_section(config: InductionConfig | None) -> None:
         )
     live.draw(view)
     wants_control = config is not None and not view.control and view.config.n_layers > 1 and not view.default
-    if wants_control and st.button(t("ih.btn_control"), key="ih_btn_control", icon=":material/science:"):
+    if wants_control and ui_ih.control_button():
         ui_ih.train_control(view.config, lambda: st.caption(ui_ih.LIVE.waiting_message()))
         st.rerun()
 
@@ -177,7 +177,7 @@ def heads_section(view: ui_ih.Shown) -> None:
     query = int(controls.slider("ih.query", key="ih_query", min_value=0, max_value=c.seq_len - 1,
                                 value=c.seq_len - 1, step=1, where=col_q))  # fmt: skip
     head = controls.selectbox("ih.strip_head", key="ih_head", options=heads, index=len(heads) - 1,
-                              format_func=ui_ih.head_label, where=col_h)  # fmt: skip
+                              option_prefix="ih.head_", where=col_h)  # fmt: skip
     layer, h = map(int, head.split("_"))
     fig = cached.strip_figure(
         tuple(str(int(x)) for x in v.tokens), tuple(float(w) for w in v.weights[layer, h, query]), query,

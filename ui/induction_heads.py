@@ -41,7 +41,7 @@ STEPS_OPTIONS = [100, 200, 300, 400, 600, 1000, 1500]
 #: The shortest period of every config: the segment is p in [min(4, longest), longest] tokens.
 MIN_PERIOD = 4
 #: A typed text that shows the copy: a segment written twice.
-DEFAULT_TEXT = "KERNEL REGRESSION KERNEL REGRESSION"
+DEFAULT_TEXT = "SOFTMAX SOFTMAX"
 #: The accuracy must move by more than this for the blur question's "it moves" answers.
 MOVES_BY = 0.05
 
@@ -165,6 +165,17 @@ def train_control(config: InductionConfig, on_wait: Callable[[], None]) -> None:
     st.session_state.setdefault("ih_controls", {})[config] = history
 
 
+def _want_control() -> None:
+    st.session_state["ih_want_control"] = True
+
+
+def control_button() -> bool:
+    """The "train the 1-layer control too" button; True once in the script run after its press (a
+    session-state flag set in its callback, so the request survives any rerun before it is read)."""
+    st.button(t("ih.btn_control"), key="ih_btn_control", icon=":material/science:", on_click=_want_control)
+    return bool(st.session_state.pop("ih_want_control", False))
+
+
 def _read(view: Shown, name: str, compute: Callable[[], T_]) -> T_:
     """``compute()`` once per run and step: shared for the shipped model, per session otherwise."""
     store = _shared_reads() if view.default else st.session_state.setdefault("ih_reads", {})
@@ -215,12 +226,6 @@ def predict_text(view: Shown, text: str) -> lesson.TextPrediction:
 
 def head_name(layer: int, head: int) -> str:
     return t("ih.head", layer=layer, head=head)
-
-
-def head_label(option: str) -> str:
-    """The name of a head option ``"<layer>_<head>"``."""
-    layer, head = option.split("_")
-    return head_name(int(layer), int(head))
 
 
 def text_rows(p: lesson.TextPrediction) -> list[dict[str, object]]:
