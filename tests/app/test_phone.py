@@ -25,6 +25,7 @@ PAGES = (
     "multi-head",
     "training",
     "in-context",
+    "induction-heads",
 )
 
 

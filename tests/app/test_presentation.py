@@ -19,6 +19,7 @@ PAGES = {
     "multi-head": 5,
     "training": 1,  # before any run: the live section only (the findings need a trained model)
     "in-context": 5,
+    "induction-heads": 7,
 }
 
 
@@ -113,6 +114,7 @@ INTROS = {
     "kernel-approximation": "ka.intro",
     "multi-head": "mh.intro",
     "in-context": "ic.intro",
+    "induction-heads": "ih.intro",
 }
 
 

@@ -23,6 +23,7 @@ PAGES = (
     "multi-head",
     "training",
     "in-context",
+    "induction-heads",
 )
 
 _GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {

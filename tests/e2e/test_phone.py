@@ -27,6 +27,7 @@ PAGES = (
     "multi-head",
     "training",
     "in-context",
+    "induction-heads",
 )
 PHONE = {"width": 390, "height": 844}
 #: Tick labels of two different axes must stay this far apart (px).

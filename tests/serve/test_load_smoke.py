@@ -67,7 +67,7 @@ def test_load_pages_are_lesson_pages_without_training():
     from app import PAGES
 
     assert set(LOAD_PAGES) <= {url_path for _, url_path, _, _ in PAGES}
-    assert not set(LOAD_PAGES) & {"home", "training", "in-context"}
+    assert not set(LOAD_PAGES) & {"home", "training", "in-context", "induction-heads"}
 
 
 @pytest.mark.parametrize("page", LOAD_PAGES)

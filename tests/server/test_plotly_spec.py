@@ -140,7 +140,7 @@ PAGES = (
 )
 
 
-@pytest.mark.parametrize("page", [*PAGES, "in-context", "training"])
+@pytest.mark.parametrize("page", [*PAGES, "in-context", "training", "induction-heads"])
 def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
     """Every figure a page draws (after one run of each page), ours against Plotly's ``to_dict``."""
     from tests.app.conftest import assert_clean, open_page
