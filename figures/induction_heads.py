@@ -66,6 +66,7 @@ def sequence_figure(
     title: str,
     x_title: str,
     height: int = 220,
+    narrow: bool = False,
 ) -> go.Figure:
     """One sequence of the task as a strip of numbered cells, coloured by part.
 
@@ -73,8 +74,10 @@ def sequence_figure(
         tokens: (T,) token ids.
         roles: (T,) ``prefix``, ``segment`` (first occurrence) or ``repeat`` per position.
         names: legend name per role.
+        narrow: small cells without their numbers (a phone; the hover keeps them).
     """
     traces = []
+    mode, size = ("markers", 9) if narrow else ("markers+text", 26)
     positions = np.arange(len(tokens))
     roles_a = np.asarray(roles)
     tokens_a = np.asarray(tokens)
@@ -84,15 +87,20 @@ def sequence_figure(
             continue
         traces.append(
             go.Scatter(
-                x=positions[at], y=np.zeros(int(at.sum())), mode="markers+text", name=names[role],
+                x=positions[at], y=np.zeros(int(at.sum())), mode=mode, name=names[role],
                 text=[str(v) for v in tokens_a[at]], textfont={"color": DARK_GREY},
-                marker={"symbol": "square", "size": 26, "color": with_alpha(COLORS[role], 0.35),
+                marker={"symbol": "square", "size": size, "color": with_alpha(COLORS[role], 0.35),
                         "line": {"color": COLORS[role], "width": 1}},
                 hovertemplate=x_title + " %{x}: %{text}<extra>" + names[role] + "</extra>",
             )
         )  # fmt: skip
     layout = {
-        "xaxis": {"title": {"text": x_title}, "dtick": 4, "zeroline": False},
+        "xaxis": {
+            "title": {"text": x_title},
+            "dtick": 4,
+            "zeroline": False,
+            "range": [-0.7, len(tokens) - 0.3],
+        },
         "yaxis": {"visible": False, "range": [-1, 1]},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
     }
@@ -115,6 +123,7 @@ def formation_figure(
     x_title: str,
     y_titles: tuple[str, str],
     height: int = 520,
+    narrow: bool = False,
 ) -> go.Figure:
     """Left: accuracy on the repeated part and each head's score against steps (one 0-1 axis), the
     1-layer control's accuracy dashed, the cliff marked; right: the loss of both models.
@@ -125,8 +134,12 @@ def formation_figure(
         control_steps, control_accuracy, control_loss: the 1-layer control's (M,), maybe empty.
         cliff: the measured formation step (None: no cliff), drawn as a dotted line.
         names: legend names for ``accuracy``, ``loss``, ``control``, ``control_loss``, ``cliff``.
+        narrow: the two panels stacked (a phone).
     """
-    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, column_widths=(3, 2))
+    shape, widths = ((2, 1), None) if narrow else ((1, 2), (3, 2))
+    layout, axes = grid_layout(*shape, titles=titles, horizontal_spacing=0.1, vertical_spacing=0.2,
+                               column_widths=widths)  # fmt: skip
+    height = 820 if narrow else height
     traces = [
         go.Scatter(x=steps, y=accuracy, mode="lines+markers", name=names["accuracy"],
                    line={"color": COLORS["accuracy"], "width": 3}, marker={"size": 5})
@@ -302,6 +315,7 @@ def kernel_figure(
     y_titles: tuple[str, str],
     bins: int = 40,
     height: int = 460,
+    narrow: bool = False,
 ) -> go.Figure:
     """Left: the induction head's query-key scores, "same previous token" against every other key
     (share of each group per bin, bins shared); right: copy accuracy and the kernel's width in
@@ -311,8 +325,11 @@ def kernel_figure(
         match_scores, other_scores: (N_match,), (N_other,) scaled scores q·k/√d_k.
         scales, accuracy, effective_keys: (K,) from ``core.lessons.induction_heads.kernel_view``.
         names: ``match``, ``other``, ``accuracy``, ``keys``.
+        narrow: the two panels stacked (a phone).
     """
-    layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.12)
+    layout, axes = grid_layout(*((2, 1) if narrow else (1, 2)), titles=titles, horizontal_spacing=0.12,
+                               vertical_spacing=0.22)  # fmt: skip
+    height = 780 if narrow else height
     both = np.concatenate([match_scores, other_scores])
     edges = np.linspace(float(both.min()), float(both.max()), bins + 1)  # where the bars go
     centres, width = (edges[:-1] + edges[1:]) / 2, float(edges[1] - edges[0])
