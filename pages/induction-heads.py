@@ -107,7 +107,6 @@ class LiveView:
 def _cliff_question(view: ui_ih.Shown) -> None:
     if len(view.history) < 2:
         return
-    f = training.formation(view.history)
     questions.ask(
         "ih_cliff",
         prompt_key="q.ih_cliff_prompt",
@@ -115,12 +114,7 @@ def _cliff_question(view: ui_ih.Shown) -> None:
         choices={k: f"q.ih_cliff_{k}" for k in ("cliff", "steady", "flat")},
         answer=ui_ih.curve_shape(view.history),
         explain_key="q.ih_cliff_explain",
-        explain_kwargs={
-            "plateau": f"{f.plateau:.2f}",
-            "final": f"{f.final:.2f}",
-            "a": f.jump_from,
-            "b": f.jump_to,
-        },
+        explain_kwargs=ui_ih.cliff_numbers(view.history),
     )
 
 

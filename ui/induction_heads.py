@@ -280,6 +280,12 @@ def cliff_step(history: tuple[EvalPoint, ...]) -> int | None:
     return training.formation(history).step if len(history) >= 2 else None
 
 
+def cliff_numbers(history: tuple[EvalPoint, ...]) -> dict[str, object]:
+    """The cliff question's explanation: first and last accuracy, the steepest rise's steps."""
+    f = training.formation(history)
+    return {"plateau": f"{f.plateau:.2f}", "final": f"{f.final:.2f}", "a": f.jump_from, "b": f.jump_to}
+
+
 def curve_shape(history: tuple[EvalPoint, ...]) -> str:
     """``cliff`` (a head formed: plateau then a jump), ``steady`` (a rise without a head) or ``flat``."""
     f = training.formation(history)
