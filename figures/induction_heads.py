@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from figures.common import (
     BLACK,
+    COLORBAR_MARGIN,
     DARK_GREY,
     GREY,
     LIGHT_GREY,
@@ -223,7 +224,7 @@ def heads_figure(
                            "colorbar": {"title": {"text": w_title}}}  # fmt: skip
     height = (300 if narrow else 330) * rows + 60
     layout = _layout(layout, None, height)
-    layout["margin"]["r"] = 110
+    layout["margin"]["r"] = COLORBAR_MARGIN
     return go.Figure({"data": traces, "layout": layout})
 
 
