@@ -144,6 +144,7 @@ def live_section(config: InductionConfig | None) -> None:
         st.rerun()
 
 
+@st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def heads_section(view: ui_ih.Shown) -> None:
     heading("ih.heads_title")
     st.markdown(t("ih.heads_body"))
@@ -181,6 +182,7 @@ def heads_section(view: ui_ih.Shown) -> None:
     show_figure(fig, key="ih_strip_fig", look_for_key="ih.strip_look", code=lesson.sequence_view)
 
 
+@st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def text_section(view: ui_ih.Shown) -> None:
     heading("ih.text_title")
     st.markdown(t("ih.text_body"))
@@ -256,6 +258,7 @@ def kernel_section(view: ui_ih.Shown) -> None:
     st.page_link("pages/kernel-regression.py", label=t("ih.kernel_link"), icon=":material/show_chart:")
 
 
+@st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def _kernel_chart(view: ui_ih.Shown) -> None:
     with st.spinner(t("ih.measuring")):
         kv = ui_ih.kernel_view(view)
