@@ -1,7 +1,8 @@
 """Router of the app: page config, language switch and ``st.navigation`` over the lessons.
 
-Run with ``make run`` (or ``streamlit run app.py``). Each page is a thin script in ``pages/``;
-the math lives in ``core/``, the figures in ``figures/``.
+Run with ``make run`` (or ``streamlit run app.py``). The pages and their order come from
+``lessons.py`` (one registry); each page is a thin script in ``pages/``; the math lives in
+``core/``, the figures in ``figures/``.
 """
 
 from __future__ import annotations
@@ -11,35 +12,13 @@ from pathlib import Path
 import streamlit as st
 
 import server
+from lessons import HOME, PAGES
 from ui import a11y, class_answers, classroom, questions, viewport
 from ui.handout import begin_page, handout_button, student_link
 from ui.i18n import language_switch, t
 from ui.router import resolve_home_alias, routed
 
 ROOT = Path(__file__).resolve().parent
-
-#: (script, url path, i18n key of the title, icon). The order is the order of the lesson.
-PAGES: list[tuple[str, str, str, str]] = [
-    ("pages/home.py", "home", "nav.home", ":material/school:"),
-    ("pages/kernel-regression.py", "kernel-regression", "nav.kernel_regression", ":material/show_chart:"),
-    (
-        "pages/kernels-to-attention.py",
-        "kernels-to-attention",
-        "nav.kernels_to_attention",
-        ":material/compare_arrows:",
-    ),
-    ("pages/scaled-dot-product.py", "scaled-dot-product", "nav.scaled_dot_product", ":material/grid_on:"),
-    (
-        "pages/kernel-approximation.py",
-        "kernel-approximation",
-        "nav.kernel_approximation",
-        ":material/scatter_plot:",
-    ),
-    ("pages/multi-head.py", "multi-head", "nav.multi_head", ":material/view_module:"),
-    ("pages/training.py", "training", "nav.training", ":material/model_training:"),
-    ("pages/in-context.py", "in-context", "nav.in_context", ":material/psychology:"),
-    ("pages/induction-heads.py", "induction-heads", "nav.induction_heads", ":material/content_copy:"),
-]
 
 
 def configure_torch_threads() -> None:
@@ -53,15 +32,15 @@ def configure_torch_threads() -> None:
 
 
 def build_pages() -> list[st.Page]:
-    """The ``st.Page`` objects of ``PAGES``, titled in the current language.
+    """The ``st.Page`` objects of ``lessons.PAGES`` (home, then the lessons), titled in the current language.
 
     New objects on every run, on purpose: ``st.navigation`` marks the page it returns as callable
     once and ``Page.run`` clears the mark, so pages shared between sessions race (tried: 60 of
     559 runs of a 30-student load failed with "This page cannot be called directly").
     """
     return [
-        st.Page(script, title=t(title_key), icon=icon, url_path=url_path, default=url_path == "home")
-        for script, url_path, title_key, icon in PAGES
+        st.Page(p.script, title=t(p.title_key), icon=p.icon, url_path=p.url_path, default=p == HOME)
+        for p in PAGES
     ]
 
 

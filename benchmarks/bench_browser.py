@@ -43,6 +43,7 @@ from typing import Any
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.load.server import serve_streamlit
+from lessons import LESSONS, PAGES
 from tests.app.conftest import fold_keys
 from tests.e2e.conftest import chromium_path
 
@@ -51,7 +52,7 @@ REFERENCE = ROOT / "benchmarks" / "reference_page.py"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1400, "height": 1000}
 #: Pages whose sliders are not stepped (their experiments train; sliders there are not the point).
-NO_STEPS = frozenset({"training", "in-context"})
+NO_STEPS = frozenset(lesson.url_path for lesson in LESSONS if lesson.trains)
 CHART = "[data-testid=stPlotlyChart] .js-plotly-plot"
 APP = '[data-testid="stApp"]'
 POLL_MS = 20  # polling of wait_for_function; the times themselves come from the observers
@@ -344,9 +345,7 @@ def run(names: list[str], loads: int, open_all: bool = False) -> tuple[list[Page
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    from app import PAGES
-
-    names = [url for _, url, _, _ in PAGES if (ROOT / f"pages/{url}.py").exists()]
+    names = [p.url_path for p in PAGES]
     parser = argparse.ArgumentParser(prog="python -m benchmarks browser", description=__doc__.split("\n")[0])
     parser.add_argument("--loads", type=int, default=3, help="warm loads timed per page (median)")
     parser.add_argument("--pages", nargs="+", choices=names, default=names, help="only these pages")

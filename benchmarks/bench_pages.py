@@ -1,7 +1,7 @@
 """Server time of every page's reruns (``AppTest``), next to a one-chart reference page (issue 8).
 
 ``python -m benchmarks pages [--repeat N] [--pages NAME ...] [--json PATH]`` (part of ``make bench``;
-``make bench-pages`` alone). For every page of ``app.PAGES``, opened through the router as a shared
+``make bench-pages`` alone). For every page of ``lessons.PAGES``, opened through the router as a shared
 link opens it (``?lang=en``, then ``switch_page``), on its default view (folded sections closed, as
 a learner first sees it) or, with ``--open-all``, with every folded section open:
 
@@ -39,6 +39,8 @@ from typing import Any
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Radio, Selectbox, SelectSlider, Widget
+
+from lessons import by_url_path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "benchmarks" / "reference_page.py"
@@ -100,7 +102,7 @@ def open_page(page: str, open_all: bool = False) -> AppTest:
             at.query_params[key] = "true"
     at.run()
     if page != "home":
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(by_url_path(page).script)
         at.run()
     if at.exception:
         raise RuntimeError(at.exception[0].value)
@@ -325,9 +327,9 @@ def report(pages: list[PageResult], reference: PageResult, load: float) -> dict[
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    from app import PAGES
+    from lessons import PAGES
 
-    names = [url for _, url, _, _ in PAGES if (ROOT / f"pages/{url}.py").exists()]
+    names = [p.url_path for p in PAGES]
     parser = argparse.ArgumentParser(prog="python -m benchmarks pages", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="unchanged reruns timed per page (median)")
     parser.add_argument("--pages", nargs="+", choices=names, default=names, help="only these pages")

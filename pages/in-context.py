@@ -17,9 +17,9 @@ from core import in_context as icl
 from core.in_context import ICLConfig, ICLRun, References
 from core.lessons import in_context as lesson
 from core.lessons.in_context import Sweep
-from figures import in_context as figs
+from figures import in_context as lesson_figures
 from ui import classroom, questions
-from ui import in_context as ui_ic
+from ui import in_context as lesson_ui
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
 from ui.live_run import RedrawClock
@@ -33,7 +33,7 @@ STATUS_INTERVAL_S = 0.2
 ELLIPSES = 10
 
 #: The page's figure builders, each cached on its inputs (made once per process, not per run).
-cached = cached_figures(figs)
+cached = cached_figures(lesson_figures)
 task_figure = cached.task_figure
 bandwidth_figure = cached.bandwidth_figure
 error_figure = cached.error_figure
@@ -64,7 +64,7 @@ def _lipschitz_question(config: ICLConfig, refs: References) -> None:
     lips = {"L": f"{config.lipschitz:g}", "L2": f"{2 * config.lipschitz:g}", "n": config.n_context}
 
     def steeper_h() -> float:
-        return ui_ic.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
+        return lesson_ui.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
 
     questions.ask(
         "ic_steeper",
@@ -87,8 +87,8 @@ def _learned_question(run: ICLRun, refs: References) -> None:
         prompt_key="q.ic_learned_prompt",
         prompt_kwargs={"steps": run.steps_done, "oracle_h": f"{refs.oracle_h:.3f}"},
         choices={k: f"q.ic_learned_{k}" for k in ("match", "wide", "narrow")},
-        choice_kwargs={"pct": f"{ui_ic.AT_ORACLE_RTOL:.0%}"},
-        answer=outcome[ui_ic.verdict_bandwidth(h, refs.oracle_h)],
+        choice_kwargs={"pct": f"{lesson_ui.AT_ORACLE_RTOL:.0%}"},
+        answer=outcome[lesson_ui.verdict_bandwidth(h, refs.oracle_h)],
         explain_key="q.ic_learned_explain",
         explain_kwargs={
             "h": f"{h:.3f}",
@@ -132,7 +132,7 @@ class LiveView:
             return
         started = time.perf_counter()
         self.draws += 1
-        build = figs if live else _Cached  # live frames change every draw: not worth caching
+        build = lesson_figures if live else _Cached  # live frames change every draw: not worth caching
         # the learned bandwidth, and one context's weights, answer the question about it
         draw = partial(self._draw_bandwidth, build, config, refs, run)
         questions.reveal("ic_learned_h", draw, where=self.bandwidth)
@@ -208,8 +208,8 @@ class LiveView:
 
     def _draw_task(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
         """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
-        m = run.m if run is not None else ui_ic.identity(config.dim)
-        view = ui_ic.context_view(config, m, refs.oracle_h)
+        m = run.m if run is not None else lesson_ui.identity(config.dim)
+        view = lesson_ui.context_view(config, m, refs.oracle_h)
         fig = build.task_figure(
             view.grid_s,
             view.grid_f,
@@ -263,7 +263,7 @@ def idea_section() -> None:
 
 def controls_section() -> ICLConfig | None:
     """Page-wide controls -> config (None with an error shown)."""
-    choice = ui_ic.render_controls()
+    choice = lesson_ui.render_controls()
     if choice.config is None:
         st.error(t("ic.error_config", error=choice.error))
     return choice.config
@@ -271,16 +271,16 @@ def controls_section() -> ICLConfig | None:
 
 def live_section(config: ICLConfig | None) -> ICLRun | None:
     """Buttons, the live charts and the run; returns the run (or None)."""
-    ui_ic.LIVE.buttons(config is not None)
-    run = ui_ic.LIVE.current()
-    ui_ic.LIVE.warn_if_changed(config)
+    lesson_ui.LIVE.buttons(config is not None)
+    run = lesson_ui.LIVE.current()
+    lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     if shown is None:
         return None
-    training = ui_ic.LIVE.is_training(config)
+    training = lesson_ui.LIVE.is_training(config)
     with st.spinner(t("ic.measuring_refs")):
         # before any run, without the slow LOO-CV line: a task control's step stays light
-        refs = ui_ic.references(shown, loo=run is not None or training)
+        refs = lesson_ui.references(shown, loo=run is not None or training)
     if run is None:
         _lipschitz_question(shown, refs)
     elif not training and run.steps_done >= run.config.steps:
@@ -300,10 +300,10 @@ def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs
         view.draw(run.config, refs, run, live=True)
     else:  # a new run: keep the empty axes and the task on screen until its first redraw
         with st.spinner(t("ic.measuring_refs")):
-            refs = ui_ic.references(config)
+            refs = lesson_ui.references(config)
         view.draw(config, refs, None)
         view.status.info(t("ic.starting"))
-    ui_ic.LIVE.train_and_rerun(
+    lesson_ui.LIVE.train_and_rerun(
         config, redraw=lambda r: view.draw(r.config, refs, r, live=True), status=view.status
     )
 
@@ -311,8 +311,8 @@ def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs
 def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
     """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
     h = run.bandwidth[-1]
-    key = ui_ic.verdict_bandwidth(h, refs.oracle_h)
-    moving = ui_ic.still_moving(run.bandwidth)
+    key = lesson_ui.verdict_bandwidth(h, refs.oracle_h)
+    moving = lesson_ui.still_moving(run.bandwidth)
     if moving is not None and key == "ic.verdict_h_match":
         key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
     st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
@@ -323,7 +323,7 @@ def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
                 "ic.not_converged",
                 drift=f"{drift:+.1%}",
                 window=window,
-                settled=f"{ui_ic.SETTLED_DRIFT:.0%}",
+                settled=f"{lesson_ui.SETTLED_DRIFT:.0%}",
                 steps=run.steps_done,
             )
         )
@@ -336,7 +336,7 @@ def window_section(run: ICLRun | None) -> None:
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
         return
-    shape = ui_ic.window_snapshots(run, ELLIPSES)
+    shape = lesson_ui.window_snapshots(run, ELLIPSES)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
         fig = ellipse_figure(
@@ -354,14 +354,14 @@ def window_section(run: ICLRun | None) -> None:
         drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
         if lesson.curvature_kind(drawn) != "window":
             st.caption(
-                t("ic.ellipse_no_window", reading=ui_ic.curvature_reading(drawn), cap=f"{shape.cap:g}")
+                t("ic.ellipse_no_window", reading=lesson_ui.curvature_reading(drawn), cap=f"{shape.cap:g}")
             )
     with col_numbers:
         st.metric(t("ic.metric_angle"), f"{shape.window.angle_deg:.1f}°", help=t("ic.metric_angle_help"))
         st.metric(t("ic.metric_cosine"), f"{shape.window.cosine:.3f}")
-        table(ui_ic.window_rows(shape.window))
-        st.markdown(t(ui_ic.verdict_alignment(shape.window)))
-        st.markdown(ui_ic.window_claim(shape.window))
+        table(lesson_ui.window_rows(shape.window))
+        st.markdown(t(lesson_ui.verdict_alignment(shape.window)))
+        st.markdown(lesson_ui.window_claim(shape.window))
         if run.config.dim == 2:
             st.caption(t("ic.window_d2"))
 
@@ -371,8 +371,8 @@ def compare_section(config: ICLConfig) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
     heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
-    ui_ic.request_button("compare", "ic.btn_compare", ":material/balance:")
-    result = ui_ic.comparison(config, on_wait=lambda: st.caption(ui_ic.LIVE.waiting_message()))
+    lesson_ui.request_button("compare", "ic.btn_compare", ":material/balance:")
+    result = lesson_ui.comparison(config, on_wait=lambda: st.caption(lesson_ui.LIVE.waiting_message()))
     if result is None:
         st.caption(t("ic.compare_hint"))
         return
@@ -400,7 +400,7 @@ def sweep_section(config: ICLConfig) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
     heading("ic.sweep_title")
     st.markdown(t("ic.sweep_intro"))
-    ui_ic.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
+    lesson_ui.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
     result = _sweep_with_progress(config)
     if result is None:
         st.caption(t("ic.sweep_hint"))
@@ -412,12 +412,12 @@ def sweep_section(config: ICLConfig) -> None:
 def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
     """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
     bar = st.empty()
-    result = ui_ic.sweep_result(
+    result = lesson_ui.sweep_result(
         config,
         on_progress=lambda done, total: bar.progress(
             done / total, text=t("ic.sweep_progress", done=done, total=total)
         ),
-        on_wait=lambda: bar.caption(ui_ic.LIVE.waiting_message()),
+        on_wait=lambda: bar.caption(lesson_ui.LIVE.waiting_message()),
     )
     bar.empty()
     return result
@@ -461,8 +461,8 @@ def _show_sweep(result: Sweep) -> None:
         y_title=t("ic.axis_bandwidth"),
     )
     show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep)
-    table(ui_ic.trend_rows(result))
-    note = ui_ic.sweep_note(result)
+    table(lesson_ui.trend_rows(result))
+    note = lesson_ui.sweep_note(result)
     if note:
         st.info(t(note))
     st.caption(t("ic.sweep_caption", seconds=result.seconds))
@@ -475,14 +475,14 @@ def takeaway_section() -> None:
 
 def render() -> None:
     page_header("ic.title", "ic.intro")
-    ui_ic.LIVE.on_page_start()
+    lesson_ui.LIVE.on_page_start()
     if classroom.on_title_slide():  # part of the page's header
         idea_section()
     with classroom.controls_area():
         config = controls_section()
     sections = [
         Section("ic.live_title", partial(live_section, config)),
-        Section("ic.window_title", lambda: window_section(ui_ic.LIVE.current())),  # the run on screen
+        Section("ic.window_title", lambda: window_section(lesson_ui.LIVE.current())),  # the run on screen
     ]
     if config is not None:
         sections += [

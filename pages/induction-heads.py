@@ -15,9 +15,9 @@ import streamlit as st
 from core import induction_training as training
 from core.induction import InductionConfig
 from core.lessons import induction_heads as lesson
-from figures import induction_heads as figs
+from figures import induction_heads as lesson_figures
 from ui import classroom, controls, questions
-from ui import induction_heads as ui_ih
+from ui import induction_heads as lesson_ui
 from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
@@ -26,7 +26,7 @@ from ui.sections import Section, heading, run_sections
 
 #: Live charts: at most every 0.7 s, and so that redraws take at most an eleventh of the time.
 CHART_INTERVAL_S, SPACING = 0.7, 10.0
-cached = cached_figures(figs)
+cached = cached_figures(lesson_figures)
 #: Held-out sequences the maps can show.
 SEQUENCES = 16
 #: The blurred lookup the kernel question asks about (one of ``core.lessons.induction_heads.SCALES``).
@@ -40,19 +40,19 @@ def idea_section() -> None:
 
 
 def controls_section() -> InductionConfig | None:
-    choice = ui_ih.render_controls()
+    choice = lesson_ui.render_controls()
     if choice.config is None:
         st.error(t("ih.error_config", error=choice.error))
     return choice.config
 
 
-def task_section(view: ui_ih.Shown) -> None:
+def task_section(view: lesson_ui.Shown) -> None:
     heading("ih.task_title")
     st.markdown(t("ih.task_body"))
-    v = ui_ih.sequence_view(view, 0)
+    v = lesson_ui.sequence_view(view, 0)
     names = {r: t(f"ih.role_{r}") for r in ("prefix", "segment", "repeat")}
     fig = cached.sequence_figure(
-        tuple(int(x) for x in v.tokens), tuple(ui_ih.roles(v)), names=names,
+        tuple(int(x) for x in v.tokens), tuple(lesson_ui.roles(v)), names=names,
         title=t("ih.sequence_title", period=v.period), x_title=t("ih.axis_position"),
     )  # fmt: skip
     show_figure(fig, key="ih_sequence_fig", look_for_key="ih.sequence_look", code=lesson.sequence_view)
@@ -66,7 +66,7 @@ class LiveView:
         self.progress, self.status, self.chart = st.empty(), st.empty(), st.empty()
         self.draws, self.clock = 0, RedrawClock(CHART_INTERVAL_S, spacing=SPACING)
 
-    def draw(self, view: ui_ih.Shown, *, live: bool = False) -> None:
+    def draw(self, view: lesson_ui.Shown, *, live: bool = False) -> None:
         total = max(view.config.steps, view.steps_done)
         self.progress.progress(
             min(1.0, view.steps_done / total), text=t("ih.progress", done=view.steps_done, total=total)
@@ -75,23 +75,23 @@ class LiveView:
             return
         started = time.perf_counter()
         self.draws += 1
-        cliff = ui_ih.cliff_step(view.history)
+        cliff = lesson_ui.cliff_step(view.history)
         questions.reveal("ih_cliff", partial(self._status, view, cliff), placeholder=False)
         questions.reveal("ih_cliff", partial(self._chart, view, cliff, live), where=self.chart)
         self.clock.done(started)
 
-    def _status(self, view: ui_ih.Shown, cliff: int | None) -> None:
+    def _status(self, view: lesson_ui.Shown, cliff: int | None) -> None:
         last = view.history[-1]
         key = "ih.status_cliff" if cliff is not None else "ih.status_no_cliff"
         self.status.caption(t(key, steps=last.step, acc=f"{last.accuracy:.2f}", cliff=cliff))
 
-    def _chart(self, view: ui_ih.Shown, cliff: int | None, live: bool) -> None:
-        build = figs if live else cached  # live frames change every draw: not worth caching
+    def _chart(self, view: lesson_ui.Shown, cliff: int | None, live: bool) -> None:
+        build = lesson_figures if live else cached  # live frames change every draw: not worth caching
         h, c = view.history, view.control
         names = {k: t(f"ih.legend_{k}") for k in ("accuracy", "loss", "control", "control_loss")}
         fig = build.formation_figure(
             tuple(p.step for p in h), tuple(p.accuracy for p in h), tuple(p.loss for p in h),
-            {k: tuple(v) for k, v in ui_ih.score_lines(view).items()},
+            {k: tuple(v) for k, v in lesson_ui.score_lines(view).items()},
             tuple(p.step for p in c), tuple(p.accuracy for p in c), tuple(p.loss for p in c),
             cliff=cliff, max_steps=max(view.config.steps, view.steps_done),
             names=names | {"cliff": t("ih.legend_cliff", step=cliff)},
@@ -104,7 +104,7 @@ class LiveView:
             )
 
 
-def _cliff_question(view: ui_ih.Shown) -> None:
+def _cliff_question(view: lesson_ui.Shown) -> None:
     if len(view.history) < 2:
         return
     questions.ask(
@@ -112,9 +112,9 @@ def _cliff_question(view: ui_ih.Shown) -> None:
         prompt_key="q.ih_cliff_prompt",
         prompt_kwargs={"steps": view.steps_done},
         choices={k: f"q.ih_cliff_{k}" for k in ("cliff", "steady", "flat")},
-        answer=ui_ih.curve_shape(view.history),
+        answer=lesson_ui.curve_shape(view.history),
         explain_key="q.ih_cliff_explain",
-        explain_kwargs=ui_ih.cliff_numbers(view.history),
+        explain_kwargs=lesson_ui.cliff_numbers(view.history),
     )
 
 
@@ -122,11 +122,11 @@ def live_section(config: InductionConfig | None) -> None:
     """Buttons, the curves of the run on screen (the shipped default before any) and training."""
     heading("ih.watch_title")
     st.markdown(t("ih.watch_body"))
-    ui_ih.LIVE.buttons(config is not None)
-    run = ui_ih.LIVE.current()
-    ui_ih.LIVE.warn_if_changed(config)
-    training_now = ui_ih.LIVE.is_training(config)
-    view = ui_ih.shown(run)
+    lesson_ui.LIVE.buttons(config is not None)
+    run = lesson_ui.LIVE.current()
+    lesson_ui.LIVE.warn_if_changed(config)
+    training_now = lesson_ui.LIVE.is_training(config)
+    view = lesson_ui.shown(run)
     if run is None:
         st.info(t("ih.default_note"))
     if not training_now:
@@ -134,27 +134,27 @@ def live_section(config: InductionConfig | None) -> None:
     live = LiveView()
     if training_now:
         live.status.info(t("ih.starting"))
-        ui_ih.LIVE.train_and_rerun(
-            config, redraw=lambda r: live.draw(ui_ih.shown(r), live=True), status=live.status
+        lesson_ui.LIVE.train_and_rerun(
+            config, redraw=lambda r: live.draw(lesson_ui.shown(r), live=True), status=live.status
         )
     live.draw(view)
     wants_control = config is not None and not view.control and view.config.n_layers > 1 and not view.default
-    if wants_control and ui_ih.control_button():
-        ui_ih.train_control(view.config, lambda: st.caption(ui_ih.LIVE.waiting_message()))
+    if wants_control and lesson_ui.control_button():
+        lesson_ui.train_control(view.config, lambda: st.caption(lesson_ui.LIVE.waiting_message()))
         st.rerun()
 
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
-def heads_section(view: ui_ih.Shown) -> None:
+def heads_section(view: lesson_ui.Shown) -> None:
     heading("ih.heads_title")
     st.markdown(t("ih.heads_body"))
     index = int(
         controls.slider("ih.sequence", key="ih_seq", min_value=0, max_value=SEQUENCES - 1, value=0, step=1)
     )
-    v = ui_ih.sequence_view(view, index)
+    v = lesson_ui.sequence_view(view, index)
     labels = tuple(f"{i}:{int(x)}" for i, x in enumerate(v.tokens))
     c = view.config
-    titles = tuple(ui_ih.head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads))
+    titles = tuple(lesson_ui.head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads))
     fig = cached.heads_figure(
         v.weights,
         labels,
@@ -176,33 +176,33 @@ def heads_section(view: ui_ih.Shown) -> None:
     layer, h = map(int, head.split("_"))
     fig = cached.strip_figure(
         tuple(str(int(x)) for x in v.tokens), tuple(float(w) for w in v.weights[layer, h, query]), query,
-        title=t("ih.strip_fig_title", head=ui_ih.head_name(layer, h), query=query),
+        title=t("ih.strip_fig_title", head=lesson_ui.head_name(layer, h), query=query),
         names={"keys": t("ih.axis_key"), "queries": t("ih.axis_query")},
     )  # fmt: skip
     show_figure(fig, key="ih_strip_fig", look_for_key="ih.strip_look", code=lesson.sequence_view)
 
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
-def text_section(view: ui_ih.Shown) -> None:
+def text_section(view: lesson_ui.Shown) -> None:
     heading("ih.text_title")
     st.markdown(t("ih.text_body"))
     text = st.text_input(
-        t("ih.text"), value=ui_ih.DEFAULT_TEXT, key="ih_text", help=t("ih.text_help"), bind=BIND
+        t("ih.text"), value=lesson_ui.DEFAULT_TEXT, key="ih_text", help=t("ih.text_help"), bind=BIND
     )
     try:
-        p = ui_ih.predict_text(view, text)
+        p = lesson_ui.predict_text(view, text)
     except ValueError as err:
         st.warning(t("ih.text_error", error=str(err)))
         return
-    rows = ui_ih.text_rows(p)
-    st.metric(t("ih.metric_copy"), ui_ih.share(p.copy_accuracy))
+    rows = lesson_ui.text_rows(p)
+    st.metric(t("ih.metric_copy"), lesson_ui.share(p.copy_accuracy))
     table(rows)
 
 
-def ablate_section(view: ui_ih.Shown) -> None:
+def ablate_section(view: lesson_ui.Shown) -> None:
     heading("ih.ablate_title")
     st.markdown(t("ih.ablate_body"))
-    ab = ui_ih.ablation(view)
+    ab = lesson_ui.ablation(view)
     worst = max(ab.single, key=lambda a: a.drop).heads[0]
     questions.ask(
         "ih_ablate",
@@ -210,13 +210,13 @@ def ablate_section(view: ui_ih.Shown) -> None:
         choices={f"{layer}_{h}": f"ih.head_{layer}_{h}" for layer, h in (a.heads[0] for a in ab.single)},
         answer=f"{worst[0]}_{worst[1]}",
         explain_key="q.ih_ablate_explain",
-        explain_kwargs={"head": ui_ih.head_name(*worst), "drop": f"{ab.of(*worst).drop:.2f}",
+        explain_kwargs={"head": lesson_ui.head_name(*worst), "drop": f"{ab.of(*worst).drop:.2f}",
                         "full": f"{ab.full.accuracy:.2f}"},
     )  # fmt: skip
     questions.reveal("ih_ablate", partial(_ablation_chart, view, ab))
 
 
-def _ablation_chart(view: ui_ih.Shown, ab: lesson.Ablation) -> None:
+def _ablation_chart(view: lesson_ui.Shown, ab: lesson.Ablation) -> None:
     def role(heads: tuple) -> str:
         return (
             "previous"
@@ -228,7 +228,7 @@ def _ablation_chart(view: ui_ih.Shown, ab: lesson.Ablation) -> None:
 
     bars = [(t("ih.bar_full"), ab.full.accuracy, "full")]
     bars += [
-        (t("ih.bar_off", head=ui_ih.head_name(*a.heads[0])), a.accuracy, role(a.heads)) for a in ab.single
+        (t("ih.bar_off", head=lesson_ui.head_name(*a.heads[0])), a.accuracy, role(a.heads)) for a in ab.single
     ]
     if ab.induction_group is not None and len(ab.induction_group.heads) > 1:
         bars.append((t("ih.bar_group"), ab.induction_group.accuracy, "induction"))
@@ -239,7 +239,7 @@ def _ablation_chart(view: ui_ih.Shown, ab: lesson.Ablation) -> None:
     show_figure(fig, key="ih_ablate_fig", look_for_key="ih.ablate_look", code=lesson.ablation)
 
 
-def kernel_section(view: ui_ih.Shown) -> None:
+def kernel_section(view: lesson_ui.Shown) -> None:
     heading("ih.kernel_title")
     st.markdown(t("ih.kernel_body"))
     if view.config.n_layers < 2:
@@ -250,18 +250,18 @@ def kernel_section(view: ui_ih.Shown) -> None:
         prompt_key="q.ih_blur_prompt",
         prompt_kwargs={"scale": BLUR},
         choices={k: f"q.ih_blur_{k}" for k in ("falls", "same", "rises")},
-        answer=lambda: ui_ih.blur_answer(ui_ih.kernel_view(view), BLUR),
+        answer=lambda: lesson_ui.blur_answer(lesson_ui.kernel_view(view), BLUR),
         explain_key="q.ih_blur_explain",
-        explain_kwargs=lambda: ui_ih.blur_numbers(ui_ih.kernel_view(view), BLUR),
+        explain_kwargs=lambda: lesson_ui.blur_numbers(lesson_ui.kernel_view(view), BLUR),
     )
     questions.reveal("ih_blur", partial(_kernel_chart, view))
     st.page_link("pages/kernel-regression.py", label=t("ih.kernel_link"), icon=":material/show_chart:")
 
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
-def _kernel_chart(view: ui_ih.Shown) -> None:
+def _kernel_chart(view: lesson_ui.Shown) -> None:
     with st.spinner(t("ih.measuring")):
-        kv = ui_ih.kernel_view(view)
+        kv = lesson_ui.kernel_view(view)
     scales = [float(s) for s in kv.scales]
     scale = controls.select_slider(
         "ih.scale",
@@ -273,36 +273,38 @@ def _kernel_chart(view: ui_ih.Shown) -> None:
     )
     k = scales.index(scale)
     cols = st.columns(3)
-    cols[0].metric(t("ih.metric_gap"), f"×{ui_ih.kernel_ratio(kv):.0f}", help=t("ih.metric_gap_help"))
+    cols[0].metric(t("ih.metric_gap"), f"×{lesson_ui.kernel_ratio(kv):.0f}", help=t("ih.metric_gap_help"))
     cols[1].metric(t("ih.metric_scale_acc", scale=f"{scale:g}"), f"{kv.accuracy[k]:.2f}")
     cols[2].metric(t("ih.metric_keys", scale=f"{scale:g}"), f"{kv.effective_keys[k]:.1f}")
     fig = cached.kernel_figure(
         kv.match_scores, kv.other_scores, kv.scales, kv.accuracy, kv.effective_keys,
         names={k: t(f"ih.legend_{k}") for k in ("match", "other", "accuracy", "keys")},
-        titles=(t("ih.kernel_scores_title", head=ui_ih.head_name(*kv.head)), t("ih.kernel_scale_title")),
+        titles=(t("ih.kernel_scores_title", head=lesson_ui.head_name(*kv.head)), t("ih.kernel_scale_title")),
         x_titles=(t("ih.axis_score"), t("ih.axis_scale")),
         y_titles=(t("ih.axis_share_keys"), t("ih.axis_accuracy")),
     )  # fmt: skip
     show_figure(fig, key="ih_kernel_fig", look_for_key="ih.kernel_look", code=lesson.kernel_view)
 
 
-def honest_section(view: ui_ih.Shown) -> None:
+def honest_section(view: lesson_ui.Shown) -> None:
     heading("ih.honest_title")
     st.markdown(t("ih.honest_body"))
-    questions.reveal(("ih_cliff", "ih_ablate"), lambda: table(ui_ih.honest_rows(view, ui_ih.ablation(view))))
+    questions.reveal(
+        ("ih_cliff", "ih_ablate"), lambda: table(lesson_ui.honest_rows(view, lesson_ui.ablation(view)))
+    )
     st.caption(t("ih.honest_caption"))
 
 
 def render() -> None:
     page_header("ih.title", "ih.intro")
-    ui_ih.LIVE.on_page_start()
+    lesson_ui.LIVE.on_page_start()
     if classroom.on_title_slide():
         idea_section()
     with classroom.controls_area():
         config = controls_section()
 
-    def on_screen() -> ui_ih.Shown:
-        return ui_ih.shown(ui_ih.LIVE.current())
+    def on_screen() -> lesson_ui.Shown:
+        return lesson_ui.shown(lesson_ui.LIVE.current())
 
     run_sections(
         "induction-heads",

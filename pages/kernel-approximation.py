@@ -13,21 +13,22 @@ from functools import partial
 
 import streamlit as st
 
-import figures.kernel_approximation
-from core.lessons import kernel_approximation as ka
+from core.lessons import kernel_approximation as lesson
 from core.random_features import rff_nw_predict
+from figures import kernel_approximation as lesson_figures
 from ui import controls as uc
-from ui import kernel_approximation as uk
+from ui import kernel_approximation as lesson_ui
 from ui import questions
 from ui.i18n import t
+from ui.kernel_approximation import RegressionData, RffConvergence, RffFit
 from ui.layout import cached_figures, page_header, show_figure
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fk = cached_figures(figures.kernel_approximation)
+fk = cached_figures(lesson_figures)
 
 #: The attention controls, drawn by the first section that asks (see ``ui.sections.once``).
-InputsThunk = Callable[[], tuple[uk.AttentionInputs, int] | None]
+InputsThunk = Callable[[], tuple[lesson_ui.AttentionInputs, int] | None]
 
 FEATURE_KINDS = ("positive_orthogonal", "positive_iid", "trigonometric")
 CAUSAL_MAPS = ("favor", "elu")
@@ -38,18 +39,20 @@ KERNEL_NAMES = ("exponential", "rbf", "polynomial")
 def regression_section() -> None:
     heading("ka.rff_title")
     c1, c2, c3 = st.columns(3)
-    h = float(uc.select_slider("ka.h", key="ka_h", options=uk.BANDWIDTHS, value=0.3, where=c1))
+    h = float(uc.select_slider("ka.h", key="ka_h", options=lesson_ui.BANDWIDTHS, value=0.3, where=c1))
     m = int(
-        uc.select_slider("ka.m", key="ka_m", options=uk.M_OPTIONS, value=16, help_key="ka.m_help", where=c2)
+        uc.select_slider(
+            "ka.m", key="ka_m", options=lesson_ui.M_OPTIONS, value=16, help_key="ka.m_help", where=c2
+        )
     )
     seed = uc.seed("ka_seed", value=0, where=c3)
-    fit = uk.rff_fit(h, m, seed)
-    conv = uk.rff_convergence(h, seed)
+    fit = lesson_ui.rff_fit(h, m, seed)
+    conv = lesson_ui.rff_convergence(h, seed)
     _slope_question(conv)
     questions.reveal("ka_quadruple_m", partial(_rff_results, fit, conv, h, m, seed))
 
 
-def _rff_results(fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int) -> None:
+def _rff_results(fit: lesson_ui.RffFit, conv: lesson_ui.RffConvergence, h: float, m: int, seed: int) -> None:
     """Random Fourier features (the body says how fast they converge), measured: the answer."""
     st.markdown(t("ka.rff_body"))
     st.latex(
@@ -58,18 +61,18 @@ def _rff_results(fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed
     )
     at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
     k1, k2, k3 = st.columns(3)
-    k1.metric(t("ka.metric_fit_rms", seeds=uk.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
+    k1.metric(t("ka.metric_fit_rms", seeds=lesson_ui.RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
     k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
     k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
-    st.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=uk.RFF_SEEDS))
-    rff_figures(uk.regression_data(), fit, conv, h, m, seed)
+    st.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=lesson_ui.RFF_SEEDS))
+    rff_figures(lesson_ui.regression_data(), fit, conv, h, m, seed)
 
 
 #: What quadrupling m does to an error falling like m^slope, by the nearest slope.
 SLOPE_OUTCOMES = {"halves": -0.5, "quarters": -1.0, "same": 0.0}
 
 
-def _slope_question(conv: uk.RffConvergence) -> None:
+def _slope_question(conv: lesson_ui.RffConvergence) -> None:
     """Quadruple m: the measured slope of the kernel error says what happens (4^slope)."""
     nearest = min(SLOPE_OUTCOMES, key=lambda name: abs(SLOPE_OUTCOMES[name] - conv.slope))
     questions.ask(
@@ -82,10 +85,8 @@ def _slope_question(conv: uk.RffConvergence) -> None:
     )
 
 
-def rff_figures(
-    data: uk.RegressionData, fit: uk.RffFit, conv: uk.RffConvergence, h: float, m: int, seed: int
-) -> None:
-    """The random-feature fit next to the error against m (medians of ``uk.RFF_SEEDS`` draws)."""
+def rff_figures(data: RegressionData, fit: RffFit, conv: RffConvergence, h: float, m: int, seed: int) -> None:
+    """The random-feature fit next to the error against m (medians of ``lesson_ui.RFF_SEEDS`` draws)."""
     a, b = st.columns(2)
     with a:
         fig = fk.rff_fit_figure(
@@ -104,8 +105,8 @@ def rff_figures(
         fig = fk.loglog_figure(
             conv.m,
             {
-                t("ka.series_kernel_rms", seeds=uk.RFF_SEEDS): conv.kernel_rms,
-                t("ka.series_fit_rms", seeds=uk.RFF_SEEDS): conv.fit_rms,
+                t("ka.series_kernel_rms", seeds=lesson_ui.RFF_SEEDS): conv.kernel_rms,
+                t("ka.series_fit_rms", seeds=lesson_ui.RFF_SEEDS): conv.fit_rms,
                 t("ka.series_sqrt_m"): conv.reference,
             },
             title=t("ka.fig_rff_error"),
@@ -119,10 +120,10 @@ def rff_figures(
             fig,
             key="ka_fig_rff_error",
             look_for_key="ka.look_rff_error",
-            code=ka.rff_convergence,
-            seeds=uk.RFF_SEEDS,
+            code=lesson.rff_convergence,
+            seeds=lesson_ui.RFF_SEEDS,
             first=seed,
-            last=seed + uk.RFF_SEEDS - 1,
+            last=seed + lesson_ui.RFF_SEEDS - 1,
         )
 
 
@@ -136,7 +137,7 @@ def attention_intro() -> None:
     )
 
 
-def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
+def attention_inputs() -> tuple[lesson_ui.AttentionInputs, int] | None:
     """Page-wide controls of the attention sections: L, D, σ and the seed (also the features')."""
     c1, c2, c3, c4 = st.columns(4)
     length = int(
@@ -144,18 +145,18 @@ def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
             "ka.length",
             key="ka_len",
             min_value=4,
-            max_value=uk.MAX_DISPLAY_LENGTH,
+            max_value=lesson_ui.MAX_DISPLAY_LENGTH,
             value=16,
             step=1,
             where=c1,
         )
     )
-    d_k = int(uc.select_slider("ka.dk", key="ka_dk", options=uk.DK_OPTIONS, value=16, where=c2))
+    d_k = int(uc.select_slider("ka.dk", key="ka_dk", options=lesson_ui.DK_OPTIONS, value=16, where=c2))
     sigma = float(
         uc.select_slider(
             "ka.sigma",
             key="ka_sigma",
-            options=uk.SIGMA_OPTIONS,
+            options=lesson_ui.SIGMA_OPTIONS,
             value=0.5,
             help_key="ka.sigma_help",
             where=c3,
@@ -163,19 +164,19 @@ def attention_inputs() -> tuple[uk.AttentionInputs, int] | None:
     )
     seed = uc.seed("ka_att_seed", value=0, where=c4)
     try:
-        return uk.attention_inputs(length, d_k, sigma, seed), seed
+        return lesson_ui.attention_inputs(length, d_k, sigma, seed), seed
     except ValueError:
         st.error(t("ka.input_error"))
         return None
 
 
 @st.fragment
-def approximation_section(inp: uk.AttentionInputs, seed: int) -> None:
+def approximation_section(inp: lesson_ui.AttentionInputs, seed: int) -> None:
     st.subheader(t("ka.approx_title"))
     c1, c2 = st.columns(2)
-    m = int(uc.select_slider("ka.m", key="ka_att_m", options=uk.M_OPTIONS[1:], value=64, where=c1))
+    m = int(uc.select_slider("ka.m", key="ka_att_m", options=lesson_ui.M_OPTIONS[1:], value=64, where=c1))
     kind = uc.radio("ka.kind", key="ka_kind", options=FEATURE_KINDS, option_prefix="ka.kind_", where=c2)
-    r = uk.approximate_attention(inp, m, kind, seed)
+    r = lesson_ui.approximate_attention(inp, m, kind, seed)
     lowest = float(r.approx.min())
     questions.ask(
         "ka_negative",
@@ -206,19 +207,19 @@ def _approximation_results(r, m: int) -> None:
         signed_last=True,
         zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
-    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=ka.approximate_attention)
+    show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=lesson.approximate_attention)
 
 
-def features_section(inp: uk.AttentionInputs, seed: int) -> None:
+def features_section(inp: lesson_ui.AttentionInputs, seed: int) -> None:
     heading("ka.features_title", sub=True)
-    st.markdown(t("ka.features_body", seeds=uk.FEATURE_SEEDS))
-    cmp = uk.compare_features(inp, seed)
+    st.markdown(t("ka.features_body", seeds=lesson_ui.FEATURE_SEEDS))
+    cmp = lesson_ui.compare_features(inp, seed)
     names = {kind: t(f"ka.kind_{kind}") for kind in cmp.kinds}
     _best_features_question(cmp, names)
     questions.reveal("ka_best_features", partial(_features_results, cmp, names, inp))
 
 
-def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> None:
+def _features_results(cmp, names: dict[str, str], inp: lesson_ui.AttentionInputs) -> None:
     """The error of each kind of feature against m, the denominators, and why positive ones win."""
     a, b = st.columns(2)
     with a:
@@ -233,7 +234,10 @@ def _features_results(cmp, names: dict[str, str], inp: uk.AttentionInputs) -> No
             dashed=(t("ka.series_sqrt_m"),),
         )
         show_figure(
-            fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
+            fig,
+            key="ka_fig_feature_error",
+            look_for_key="ka.look_feature_error",
+            code=lesson.compare_features,
         )
     with b:
         _denominators_figure(cmp)
@@ -248,13 +252,13 @@ FEATURE_VERSUS = (
 )
 
 
-def _feature_verdicts(cmp, inp: uk.AttentionInputs) -> None:
+def _feature_verdicts(cmp, inp: lesson_ui.AttentionInputs) -> None:
     """How the kinds compare at each m on the inputs on screen (computed, with the m ranges)."""
     sigma, d = f"{inp.sigma:g}", inp.q.shape[-1]
     for kind, others, key in FEATURE_VERSUS:
         parts = [
-            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{ka.SAME_RTOL:.0%}")
-            for run in uk.comparison_runs(cmp, kind, others)
+            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{lesson.SAME_RTOL:.0%}")
+            for run in lesson_ui.comparison_runs(cmp, kind, others)
         ]
         st.markdown(t(key, sigma=sigma, d=d, parts=t("ka.part_sep").join(parts)))
     st.caption(t("ka.trig_depends"))
@@ -292,11 +296,13 @@ def _denominators_figure(cmp) -> None:
         x_title=t("ka.axis_m"),
         y_title=t("ka.axis_share"),
     )
-    show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features)
+    show_figure(
+        fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=lesson.compare_features
+    )
 
 
 @st.fragment
-def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
+def causal_section(inp: lesson_ui.AttentionInputs, seed: int) -> None:
     heading("ka.causal_title", sub=True)
     st.markdown(t("ka.causal_body"))
     st.latex(
@@ -307,8 +313,8 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
     fmap = uc.radio(
         "ka.causal_map", key="ka_causal_map", options=CAUSAL_MAPS, option_prefix="ka.map_", where=c1
     )
-    m = int(uc.select_slider("ka.m", key="ka_causal_m", options=uk.M_OPTIONS[1:], value=64, where=c2))
-    c = uk.causal_check(inp, m, fmap, seed)
+    m = int(uc.select_slider("ka.m", key="ka_causal_m", options=lesson_ui.M_OPTIONS[1:], value=64, where=c2))
+    c = lesson_ui.causal_check(inp, m, fmap, seed)
     k1, k2 = st.columns(2)
     k1.metric(t("ka.metric_causal_diff"), f"{c.max_abs_diff:.1e}")
     k2.metric(t("ka.metric_causal_exact"), f"{c.exact_error:.3f}", help=t("ka.metric_causal_exact_help"))
@@ -323,28 +329,28 @@ def causal_section(inp: uk.AttentionInputs, seed: int) -> None:
         signed=True,
         signed_last=True,
     )
-    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal", code=ka.causal_check)
+    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal", code=lesson.causal_check)
 
 
-def dissection_section(inp: uk.AttentionInputs) -> None:
+def dissection_section(inp: lesson_ui.AttentionInputs) -> None:
     heading("ka.tsai_title", sub=True)
     st.markdown(t("ka.tsai_body"))
     st.latex(
         r"K_{\exp}=e^{q\cdot k/\sqrt D},\quad K_{\mathrm{rbf}}=e^{-|q-k|^2/2\sqrt D},\quad "
         r"K_{\mathrm{poly}}=(1+q\cdot k/\sqrt D)^2"
     )
-    weights = uk.dissection(inp)
+    weights = lesson_ui.dissection(inp)
     fig = fk.matrices_row(
         tuple((t(f"ka.kernel_{name}"), weights[name]) for name in KERNEL_NAMES),
         x_title=t("ka.axis_key"),
         y_title=t("ka.axis_query"),
     )
-    poly = uk.polynomial_match(inp)
+    poly = lesson_ui.polynomial_match(inp)
     show_figure(
         fig,
         key="ka_fig_tsai",
         look_for_key="ka.look_tsai",
-        code=(ka.dissection_weights, ka.polynomial_match),
+        code=(lesson.dissection_weights, lesson.polynomial_match),
         pct=f"{poly.rtol:.0%}",
         radius=f"{poly.radius:.2f}",
         share=f"{poly.share:.0%}",
@@ -363,17 +369,19 @@ def _request_cost() -> None:
 @st.fragment
 def cost_section() -> None:
     heading("ka.cost_title")
-    st.markdown(t("ka.cost_body", cap=uk.MAX_COST_LENGTH, budget=int(uk.TOTAL_BUDGET_S)))
+    st.markdown(t("ka.cost_body", cap=lesson_ui.MAX_COST_LENGTH, budget=int(lesson_ui.TOTAL_BUDGET_S)))
     c1, c2, c3 = st.columns([2, 2, 1])
-    options = uk.cost_lengths(uk.MAX_COST_LENGTH)
+    options = lesson_ui.cost_lengths(lesson_ui.MAX_COST_LENGTH)
     max_len = int(
         uc.select_slider("ka.cost_max_len", key="ka_cost_len", options=options, value=4096, where=c1)
     )
-    m = int(uc.select_slider("ka.cost_m", key="ka_cost_m", options=uk.COST_M_OPTIONS, value=128, where=c2))
+    m = int(
+        uc.select_slider("ka.cost_m", key="ka_cost_m", options=lesson_ui.COST_M_OPTIONS, value=128, where=c2)
+    )
     c3.button(t("ka.cost_run"), key="ka_btn_cost", type="primary", on_click=_request_cost)
     if st.session_state.pop(COST_REQUESTED, False):
         bar = st.progress(0.0, text=t("ka.cost_running"))
-        result = uk.run_cost(
+        result = lesson_ui.run_cost(
             max_len,
             m,
             lambda f, method: bar.progress(f, text=t("ka.cost_progress", method=t(f"ka.method_{method}"))),
@@ -382,11 +390,11 @@ def cost_section() -> None:
         if result is None:
             st.warning(t("ka.cost_busy"))
         else:
-            uk.keep_cost(result)
-    show_cost(uk.last_cost())
+            lesson_ui.keep_cost(result)
+    show_cost(lesson_ui.last_cost())
 
 
-def show_cost(run: uk.CostRun | None) -> None:
+def show_cost(run: lesson_ui.CostRun | None) -> None:
     if run is None:
         st.info(t("ka.cost_none"))
         return

@@ -12,19 +12,19 @@ from functools import partial
 
 import streamlit as st
 
-import figures.kernel_regression
-import ui.kernel_regression as kr
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
 from core.kernels import FORMULAS, KERNELS
+from figures import kernel_regression as lesson_figures
 from ui import classroom, controls, questions
+from ui import kernel_regression as lesson_ui
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
-figs = cached_figures(figures.kernel_regression)
+figs = cached_figures(lesson_figures)
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
@@ -40,7 +40,7 @@ def _request_timing() -> None:
     st.session_state["kr_timing_requested"] = True
 
 
-def data_controls() -> kr.PageData:
+def data_controls() -> lesson_ui.PageData:
     """Sidebar: the built-in data's controls and the CSV upload. Returns the data to fit."""
     sb = st.sidebar
     sb.subheader(t("kr.data_header"))
@@ -56,7 +56,7 @@ def data_controls() -> kr.PageData:
         "kr.n",
         key="kr_n",
         min_value=20,
-        max_value=kr.MAX_BUILTIN_N,
+        max_value=lesson_ui.MAX_BUILTIN_N,
         value=200,
         step=10,
         help_key="kr.n_help",
@@ -73,29 +73,29 @@ def data_controls() -> kr.PageData:
         where=sb,
     )
     seed = controls.seed("kr_seed", where=sb)
-    return uploaded_data(kr.synthetic(int(n), float(noise), int(seed), str(target)))
+    return uploaded_data(lesson_ui.synthetic(int(n), float(noise), int(seed), str(target)))
 
 
-def uploaded_data(builtin: kr.PageData) -> kr.PageData:
+def uploaded_data(builtin: lesson_ui.PageData) -> lesson_ui.PageData:
     """Sidebar: the CSV upload. Returns its data, or ``builtin`` without a file (or a bad one)."""
     sb = st.sidebar
     sb.subheader(t("kr.upload_header"))
     upload = sb.file_uploader(
         t("kr.upload"),
         key="kr_upload",
-        help=t("kr.upload_help", max=kr.MAX_N),
-        max_upload_size=kr.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
+        help=t("kr.upload_help", max=lesson_ui.MAX_N),
+        max_upload_size=lesson_ui.MAX_UPLOAD_MB,  # the uploader's "Limit … per file" says the app's cap
     )
     if upload is None:
         return builtin
     try:
-        data = kr.uploaded(upload.getvalue(), kr.MAX_N)
+        data = lesson_ui.uploaded(upload.getvalue(), lesson_ui.MAX_N)
     except CsvError as err:
-        kr.show_csv_error(err, where=sb)
+        lesson_ui.show_csv_error(err, where=sb)
         st.warning(t("kr.using_builtin_after_error", name=upload.name), icon=":material/warning:")
         return builtin
     st.info(t("kr.using_upload", name=upload.name, n=data.x.size), icon=":material/upload_file:")
-    fingerprint = kr.fingerprint(upload.getvalue())
+    fingerprint = lesson_ui.fingerprint(upload.getvalue())
     if st.session_state.get("kr_csv_fingerprint") != fingerprint:
         # A new file: its x range differs, so the scaled controls start again from their defaults.
         st.session_state["kr_csv_fingerprint"] = fingerprint
@@ -104,14 +104,14 @@ def uploaded_data(builtin: kr.PageData) -> kr.PageData:
     return data
 
 
-def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float]]:
+def main_controls(data: lesson_ui.PageData) -> tuple[str, float, float, str, list[float]]:
     """Kernel, bandwidth and query point, above the figures they drive.
 
     Uploaded data get their own bandwidth and x* controls, scaled to the data's x range.
     """
     h_key = "kr_h_csv" if data.uploaded else "kr_h"
     xq_key = "kr_xq_csv" if data.uploaded else "kr_xq"
-    grid = kr.bandwidth_grid(data.scale)
+    grid = lesson_ui.bandwidth_grid(data.scale)
     c1, c2, c3 = st.columns([1, 2, 2])
     kernel = controls.selectbox(
         "kr.kernel",
@@ -125,15 +125,15 @@ def main_controls(data: kr.PageData) -> tuple[str, float, float, str, list[float
         "kr.bandwidth",
         key=h_key,
         options=grid,
-        value=kr.snap(kr.POST_H * data.scale, grid),
+        value=lesson_ui.snap(lesson_ui.POST_H * data.scale, grid),
         help_key="kr.bandwidth_help",
-        format_func=kr.fmt_h,
+        format_func=lesson_ui.fmt_h,
         where=c2,
     )
     return str(kernel), float(h), query_control(data, xq_key, where=c3), h_key, grid
 
 
-def query_control(data: kr.PageData, key: str, *, where) -> float:
+def query_control(data: lesson_ui.PageData, key: str, *, where) -> float:
     """The x* slider: over the built-in x range, or over an uploaded file's own x range."""
     if data.uploaded:
         lo, hi = float(data.x[0]), float(data.x[-1])
@@ -170,7 +170,7 @@ def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
     heading("kr.claims_header")
     with st.spinner(t("kr.computing")):
-        claims = kr.post_claims()
+        claims = lesson_ui.post_claims()
     h_g, cv_g = claims.best["gaussian"]
     agrees = claims.in_claimed_range("gaussian")
     verdict = t("kr.claim_agrees" if agrees else "kr.claim_disagrees")
@@ -199,7 +199,7 @@ def post_claims_section() -> None:
     st.markdown(
         t(
             "kr.claim_jagged",
-            h=kr.POST_H,
+            h=lesson_ui.POST_H,
             uniform=tp["uniform"],
             gaussian=tp["gaussian"],
             truth=claims.truth_turning_points,
@@ -211,13 +211,13 @@ def post_claims_section() -> None:
     st.markdown(t("kr.claim_sweep", items=sweep))
 
 
-def loop_vs_matrix(data: kr.PageData, h: float) -> None:
+def loop_vs_matrix(data: lesson_ui.PageData, h: float) -> None:
     heading("kr.timing_header")
-    st.markdown(t("kr.timing_body", points=kr.FIT_POINTS, n=data.x.size))
+    st.markdown(t("kr.timing_body", points=lesson_ui.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
         with st.spinner(t("kr.computing")):
-            r = kr.time_loop_vs_matrix(data.x, data.y, data.grid, h)
+            r = lesson_ui.time_loop_vs_matrix(data.x, data.y, data.grid, h)
         c1, c2, c3 = st.columns(3)
         c1.metric(t("kr.timing_loop"), f"{r.loop_s * 1e3:.2f} ms")
         c2.metric(t("kr.timing_vector"), f"{r.vector_s * 1e3:.2f} ms")
@@ -237,7 +237,7 @@ def loop_vs_matrix(data: kr.PageData, h: float) -> None:
 class View:
     """What every section reads: the data and the page-wide controls."""
 
-    data: kr.PageData
+    data: lesson_ui.PageData
     kernel: str
     h: float
     xq: float
@@ -252,7 +252,7 @@ class View:
 def fit_section(v: View) -> None:
     heading("kr.fit_header")
     data, h = v.data, v.h
-    fit = kr.fit(data.x, data.y, data.grid, v.kernel, h)
+    fit = lesson_ui.fit(data.x, data.y, data.grid, v.kernel, h)
     fig = figs.fit_figure(
         data.x,
         data.y,
@@ -260,7 +260,7 @@ def fit_section(v: View) -> None:
         fit,
         truth=data.truth,
         x_query=v.xq,
-        title=t("kr.fig_fit_title", kernel=v.kernel_name, h=kr.fmt_h(h)),
+        title=t("kr.fig_fit_title", kernel=v.kernel_name, h=lesson_ui.fmt_h(h)),
         x_title="x",
         y_title="y",
         data_name=t("kr.legend_data"),
@@ -270,38 +270,44 @@ def fit_section(v: View) -> None:
         query_name="x*",
     )
     show_figure(fig, key="kr_fig_fit", look_for_key="kr.look_fit", code=nw.nw_predict)
-    missing, total = kr.undefined_fraction(fit)
+    missing, total = lesson_ui.undefined_fraction(fit)
     if missing:
         st.warning(
-            t("kr.undefined_warning", missing=missing, total=total, kernel=v.kernel_name, h=kr.fmt_h(h)),
+            t(
+                "kr.undefined_warning",
+                missing=missing,
+                total=total,
+                kernel=v.kernel_name,
+                h=lesson_ui.fmt_h(h),
+            ),
             icon=":material/block:",
         )
-    st.caption(t("kr.turning_points", tp=kr.turning_points(fit)))
+    st.caption(t("kr.turning_points", tp=lesson_ui.turning_points(fit)))
 
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map (drawn once its question is answered)."""
     heading("kr.row_header")
     data, xq = v.data, v.xq
-    q = kr.query_row(data.x, data.y, xq, v.kernel, v.h)
+    q = lesson_ui.query_row(data.x, data.y, xq, v.kernel, v.h)
     active = q.active
     if active:
         questions.ask(
             "kr_active",
             prompt_key="q.kr_active_prompt",
-            prompt_kwargs={"xq": f"{xq:.3g}", "h": kr.fmt_h(v.h), "n": data.x.size},
+            prompt_kwargs={"xq": f"{xq:.3g}", "h": lesson_ui.fmt_h(v.h), "n": data.x.size},
             answer=active,
             tolerance=0.2,
             relative=True,
             min_value=0,
             max_value=data.x.size,
             explain_key="q.kr_active_explain",
-            explain_kwargs={"active": active, "n": data.x.size, "h": kr.fmt_h(v.h)},
+            explain_kwargs={"active": active, "n": data.x.size, "h": lesson_ui.fmt_h(v.h)},
         )
     questions.reveal("kr_active", partial(_row_figure, v, q))
 
 
-def _row_figure(v: View, q: kr.QueryRow) -> None:
+def _row_figure(v: View, q: lesson_ui.QueryRow) -> None:
     """The weights of the query x* over the samples, and the estimate they give."""
     data, xq = v.data, v.xq
     row, y_hat, active = q.weights, q.y_hat, q.active
@@ -328,8 +334,8 @@ def _row_figure(v: View, q: kr.QueryRow) -> None:
 
 def matrix_section(v: View) -> None:
     heading("kr.matrix_header")
-    queries = kr.heatmap_queries(v.data.grid)
-    row = kr.nearest_row(queries, v.xq)  # the matrix row nearest to x*
+    queries = lesson_ui.heatmap_queries(v.data.grid)
+    row = lesson_ui.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
         "kr_row",
         prompt_key="q.kr_row_prompt",
@@ -352,10 +358,10 @@ def matrix_section(v: View) -> None:
         },
     )
     fig = figs.weight_matrix_figure(
-        kr.weights(v.data.x, queries, v.kernel, v.h),
+        lesson_ui.weights(v.data.x, queries, v.kernel, v.h),
         v.data.x,
         queries,
-        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=kr.fmt_h(v.h)),
+        title=t("kr.fig_matrix_title", kernel=v.kernel_name, h=lesson_ui.fmt_h(v.h)),
         x_title=t("kr.axis_sample"),
         y_title=t("kr.axis_query"),
         weight_title=t("common.weight"),  # short: the colour bar's margin holds it
@@ -366,10 +372,10 @@ def matrix_section(v: View) -> None:
 
 def kernels_section(v: View) -> None:
     heading("kr.kernels_header")
-    u = kr.KERNEL_U
+    u = lesson_ui.KERNEL_U
     fig = figs.kernel_shapes_figure(
         u,
-        kr.kernel_shapes(u),
+        lesson_ui.kernel_shapes(u),
         names={k: t(f"kr.kernel_{k}") for k in KERNELS},
         selected=v.kernel,
         title=t("kr.fig_kernels_title"),
@@ -384,14 +390,14 @@ def cv_section(v: View) -> None:
     heading("kr.cv_header")
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
-        cv = kr.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
-        h_star, cv_star = kr.best_bandwidth(data.x, data.y, kernel)
+        cv = lesson_ui.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
+        h_star, cv_star = lesson_ui.best_bandwidth(data.x, data.y, kernel)
     _cv_question(v, cv, cv_star)
     questions.reveal("kr_cv_small_h", partial(_cv_figure, v, cv, h_star, cv_star))
-    snapped = kr.snap(h_star, v.h_grid)
-    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=kr.fmt_h(snapped)))
+    snapped = lesson_ui.snap(h_star, v.h_grid)
+    st.markdown(t("kr.hstar_text", h=f"{h_star:.4f}", cv=f"{cv_star:.5f}", snapped=lesson_ui.fmt_h(snapped)))
     st.button(
-        t("kr.set_hstar", h=kr.fmt_h(snapped)),
+        t("kr.set_hstar", h=lesson_ui.fmt_h(snapped)),
         key="kr_use_hstar",
         icon=":material/my_location:",
         on_click=_set_bandwidth,
@@ -415,7 +421,7 @@ def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> N
         curve_name=t("kr.legend_cv"),
         star_name=t("kr.legend_hstar", h=f"{h_star:.3g}"),
         current_name=t("kr.legend_current_h"),
-        claim=None if data.uploaded or kernel != "gaussian" else kr.POST_CLAIM,
+        claim=None if data.uploaded or kernel != "gaussian" else lesson_ui.POST_CLAIM,
         claim_name=t("kr.legend_claim"),
     )
     show_figure(fig, key="kr_fig_cv", look_for_key="kr.look_cv", code=(nw.loo_cv_errors, nw.select_bandwidth))
@@ -433,7 +439,7 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
         answer=outcome,
         explain_key=f"q.kr_cv_explain_{outcome}",
         explain_kwargs={
-            "h_min": kr.fmt_h(v.h_grid[0]),
+            "h_min": lesson_ui.fmt_h(v.h_grid[0]),
             "cv_min": f"{smallest:.4f}",
             "cv_star": f"{cv_star:.4f}",
             "kernel": v.kernel_name,
@@ -444,10 +450,10 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
 def sweep_section(v: View) -> None:
     heading("kr.sweep_header")
     data = v.data
-    sweep_h = [kr.snap(s * data.scale, v.h_grid) for s in kr.SWEEP]
-    fits = [kr.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
+    sweep_h = [lesson_ui.snap(s * data.scale, v.h_grid) for s in lesson_ui.SWEEP]
+    fits = [lesson_ui.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
     subtitles = [
-        t("kr.sweep_subtitle", h=kr.fmt_h(s), tp=kr.turning_points(f))
+        t("kr.sweep_subtitle", h=lesson_ui.fmt_h(s), tp=lesson_ui.turning_points(f))
         for s, f in zip(sweep_h, fits, strict=True)
     ]
     fig = figs.sweep_figure(

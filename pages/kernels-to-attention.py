@@ -1,8 +1,8 @@
 """Kernels -> attention: Gaussian Nadaraya-Watson regression is softmax attention.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.kernels_to_attention`` and
-``core.nadaraya_watson``) -> ``figures.attention``. Each claim is printed with the number that
-backs it, computed now.
+Thin page: controls -> ``ui.kernels_to_attention`` (cached calls into
+``core.lessons.kernels_to_attention`` and ``core.nadaraya_watson``) -> ``figures.kernels_to_attention``.
+Each claim is printed with the number that backs it, computed now.
 """
 
 from __future__ import annotations
@@ -13,20 +13,20 @@ from functools import partial
 
 import streamlit as st
 
-import figures.attention
 from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
-from ui import attention as ua
+from figures import kernels_to_attention as lesson_figures
 from ui import controls as uc
+from ui import kernels_to_attention as lesson_ui
 from ui import questions
 from ui.i18n import t
 from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
 from ui.sections import Section, controls_first, heading, once, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(figures.attention)
+fa = cached_figures(lesson_figures)
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -84,8 +84,8 @@ def _three_figures(knobs: Callable[[], DataControls]) -> None:
     heading("k2a.three_title")
     st.markdown(t("k2a.three_body"))
     c = knobs()
-    grid = ua.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
-    one = ua.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
+    grid = lesson_ui.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
+    one = lesson_ui.k2a_query_weights(c.n, c.seed, c.bandwidth, c.x0)
     _ask_temperature(c.bandwidth, grid)
     questions.reveal("k2a_tau", partial(_three_results, c, grid, one))
 
@@ -215,7 +215,7 @@ def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
     heading("k2a.dot_title")
     tau, spread, dim = _dot_controls()
-    res = ua.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
+    res = lesson_ui.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
     _ask_dot_equal(res, tau, spread)
     questions.reveal("k2a_dot_equal", partial(_dot_results, res, tau, spread))
 
@@ -333,7 +333,7 @@ def _learnable(n: int, seed: int) -> None:
     heading("k2a.learn_title")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
-    shown: ua.LearnRun | None = st.session_state.get("k2a_learned")
+    shown: lesson_ui.LearnRun | None = st.session_state.get("k2a_learned")
     if st.session_state.pop("k2a_learn_requested", False) or shown is None:
         shown = wanted  # on the button, or the first time (a shared link shows its own run)
     st.session_state["k2a_learned"] = shown
@@ -352,7 +352,7 @@ def _learnable(n: int, seed: int) -> None:
         _learn_results(shown, res)
 
 
-def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
+def _learn_results(run: lesson_ui.LearnRun, res: BandwidthLearning | MetricLearning) -> None:
     """The two objectives, then what training found with each."""
     st.markdown(t("k2a.learn_body"))
     st.latex(
@@ -365,7 +365,7 @@ def _learn_results(run: ua.LearnRun, res: BandwidthLearning | MetricLearning) ->
         _show_metrics(run, res)
 
 
-def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
+def _learn_controls(n: int, seed: int, columns: tuple) -> lesson_ui.LearnRun:
     """Dimensions, steps, learning rate and initial h: the run the controls ask for."""
     c1, c2, c3, c4 = columns
     dims = uc.radio("k2a.dims", key="k2a_dims", options=("1d", "2d"), option_prefix="k2a.dims_", where=c1)
@@ -376,13 +376,13 @@ def _learn_controls(n: int, seed: int, columns: tuple) -> ua.LearnRun:
         uc.select_slider("k2a.lr", key="k2a_lr", options=LRS, value=0.05, help_key="k2a.lr_help", where=c3)
     )
     h0 = float(uc.select_slider("k2a.h0", key="k2a_h0", options=INIT_H, value=1.0, where=c4))
-    return ua.LearnRun(dims, n, seed, steps, lr, h0)
+    return lesson_ui.LearnRun(dims, n, seed, steps, lr, h0)
 
 
-def _learn(run: ua.LearnRun) -> BandwidthLearning | MetricLearning:
+def _learn(run: lesson_ui.LearnRun) -> BandwidthLearning | MetricLearning:
     """Train both objectives (cached per run), with a progress bar over the two fits."""
     bar = st.progress(0.0, text=t("k2a.training"))
-    res = ua.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
+    res = lesson_ui.k2a_learn(run, on_fit=lambda k: bar.progress(k / 2, text=t("k2a.training")))
     bar.empty()
     return res
 
@@ -412,7 +412,7 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 # the 1-D result: a bandwidth
 
 
-def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
+def _show_bandwidths(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
     """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
     m = st.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
@@ -436,7 +436,7 @@ def _show_bandwidths(run: ua.LearnRun, res: BandwidthLearning) -> None:
     _pitfall_1d(res)
 
 
-def _ask_no_loo(run: ua.LearnRun, res: BandwidthLearning) -> None:
+def _ask_no_loo(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
     loo, no_loo = res.fits
     questions.ask(
         "k2a_no_loo",
@@ -512,7 +512,7 @@ def _pitfall_1d(res: BandwidthLearning) -> None:
 # the 2-D result: a metric
 
 
-def _show_metrics(run: ua.LearnRun, res: MetricLearning) -> None:
+def _show_metrics(run: lesson_ui.LearnRun, res: MetricLearning) -> None:
     """The 2-D run: the table of length scales, loss and length-scale paths, the pitfall."""
     st.markdown(t("k2a.learn_2d_body"))
     table(

@@ -1,7 +1,7 @@
 """Multi-head attention and positional encodings: what heads do, when they repeat, why positions.
 
-Thin page: controls -> ``ui.multihead`` (cached calls into ``core.lessons.multi_head``) -> cached
-``figures.multihead`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
+Thin page: controls -> ``ui.multi_head`` (cached calls into ``core.lessons.multi_head``) -> cached
+``figures.multi_head`` builders. Follows the post's sections 3.2 (multi-head, the contiguous()
 pitfall), 3.3 (positions) and 5.3 (redundant heads).
 
 ``render`` is the table of contents. The model controls at the top drive every section; the
@@ -17,11 +17,11 @@ from functools import partial
 import streamlit as st
 
 from core import diagnostics, positional
-from core.lessons import multi_head as mha
+from core.lessons import multi_head as lesson
 from core.lessons.multi_head import redundancy_vs_heads
 from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
-from ui import multihead as mh
+from ui import multi_head as lesson_ui
 from ui.i18n import current_language, t
 from ui.layout import look_for, page_header, show_figure, table
 from ui.sections import Section, heading, run_sections
@@ -67,7 +67,7 @@ def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
         help_key="mh.dims_help",
         where=c2,
     )
-    options = mh.heads_for(d_model, dims)
+    options = lesson_ui.heads_for(d_model, dims)
     requested = st.query_params.get("mh_heads")
     default = DEFAULT_HEADS if DEFAULT_HEADS in options else options[-1]
     n_heads = int(
@@ -104,7 +104,7 @@ def _warn_refused_heads(
         st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=used))
 
 
-def controls_section() -> mh.LayerSpec:
+def controls_section() -> lesson_ui.LayerSpec:
     """The model and input controls, in a bordered panel at the top: they drive every section."""
     with st.container(border=True):
         d_model, n_heads, d_k, d_v = _head_controls(*st.columns(4))
@@ -122,17 +122,17 @@ def controls_section() -> mh.LayerSpec:
         pe = controls.radio(
             "mh.pe",
             key="mh_pe",
-            options=mh.POSITIONAL_KINDS,
+            options=lesson_ui.POSITIONAL_KINDS,
             option_prefix="mh.pe_",
             help_key="mh.pe_help",
             where=c6,
         )
         mask = controls.radio(
-            "mh.mask", key="mh_mask", options=mh.MASK_KINDS, option_prefix="mh.mask_", where=c7
+            "mh.mask", key="mh_mask", options=lesson_ui.MASK_KINDS, option_prefix="mh.mask_", where=c7
         )
         seed = controls.seed("mh_seed", where=c8)
     sentence = current_language() if kind == "sentence" else "en"
-    return mh.LayerSpec(d_model, n_heads, d_k, d_v, seed, kind, length, sentence, pe, mask)
+    return lesson_ui.LayerSpec(d_model, n_heads, d_k, d_v, seed, kind, length, sentence, pe, mask)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def controls_section() -> mh.LayerSpec:
 # ----------------------------------------------------------------------------------------------
 
 
-def heads_section(spec: mh.LayerSpec, view) -> None:
+def heads_section(spec: lesson_ui.LayerSpec, view) -> None:
     """Every head's weights, the concatenated outputs and per-head sharpness."""
     H, labels = spec.n_heads, view.labels
     heading("mh.heads_title")
@@ -152,7 +152,7 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
     width = H * view.d_v
     st.caption(t("mh.dims_caption", heads=H, d_k=view.d_k, d_v=view.d_v, width=width, d_model=spec.d_model))
     short = tuple(t("mh.head_short", h=h + 1) for h in range(H))
-    grid = mh.head_grid(
+    grid = lesson_ui.head_grid(
         view.weights,
         labels=labels,
         head_titles=tuple(t("mh.head_n", h=h + 1) for h in range(H)),
@@ -163,9 +163,9 @@ def heads_section(spec: mh.LayerSpec, view) -> None:
     )
     look = "mh.look_grid_sentence" if spec.input_kind == "sentence" else "mh.look_grid_random"
     show_figure(
-        grid, key="mh_fig_grid", look_for_key=look, code=(mha.head_view, MultiHeadAttention.forward_trace)
+        grid, key="mh_fig_grid", look_for_key=look, code=(lesson.head_view, MultiHeadAttention.forward_trace)
     )
-    concat = mh.concat_heatmap(
+    concat = lesson_ui.concat_heatmap(
         view.concat,
         n_heads=H,
         labels=labels,
@@ -203,7 +203,7 @@ def _sharpest_question(view, H: int) -> None:
 
 
 def _head_bars(view, short: tuple[str, ...]) -> None:
-    bars = mh.head_bars(
+    bars = lesson_ui.head_bars(
         view.normalized_entropy,
         view.support,
         head_labels=short,
@@ -231,10 +231,10 @@ def similarity_section(view) -> None:
             help_key="mh.threshold_help",
         )
     )
-    pairs = mh.head_pairs(view.weights, threshold) if H > 1 else ()
+    pairs = lesson_ui.head_pairs(view.weights, threshold) if H > 1 else ()
     left, right = st.columns([3, 2])
     with left:
-        fig = mh.similarity_matrix(
+        fig = lesson_ui.similarity_matrix(
             view.similarity,
             head_labels=tuple(t("mh.head_short", h=h + 1) for h in range(H)),
             pairs=pairs,
@@ -259,11 +259,11 @@ def similarity_section(view) -> None:
         st.markdown(t("mh.pairs_found", n=len(pairs), threshold=threshold, pairs=listed) + more)
 
 
-def library_section(spec: mh.LayerSpec) -> None:
+def library_section(spec: lesson_ui.LayerSpec) -> None:
     """Our module against ``torch.nn.MultiheadAttention`` with the same weights."""
     heading("mh.lib_title")
     st.markdown(t("mh.lib_body"))
-    rows = mh.library_check(spec)
+    rows = lesson_ui.library_check(spec)
     if rows[0].reference != "torch.nn.MultiheadAttention":
         st.info(t("mh.lib_custom_note"))
     for col, row in zip(st.columns(len(rows)), rows, strict=True):
@@ -278,7 +278,7 @@ def _contiguity_code(demo) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(t("mh.contig_broken"))
-        st.code(mh.BROKEN_CODE, language="python", wrap_lines=True)
+        st.code(lesson_ui.BROKEN_CODE, language="python", wrap_lines=True)
         if demo.view_error is None:
             st.info(t("mh.contig_no_error"))
         else:
@@ -286,7 +286,7 @@ def _contiguity_code(demo) -> None:
             st.code("RuntimeError: " + demo.view_error, language="text", wrap_lines=True)
     with right:
         st.markdown(t("mh.contig_fixed"))
-        st.code(mh.FIXED_CODE, language="python", wrap_lines=True)
+        st.code(lesson_ui.FIXED_CODE, language="python", wrap_lines=True)
         same = t("common.yes" if demo.fixed_matches_reshape else "common.no")
         st.markdown(t("mh.contig_fixed_result", shape=str(demo.fixed_shape), same=same))
 
@@ -294,7 +294,7 @@ def _contiguity_code(demo) -> None:
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
     heading("mh.contig_title")
-    demo = mh.contiguity(view.heads)
+    demo = lesson_ui.contiguity(view.heads)
     _, H, L, d_v = demo.shape
     questions.ask(
         "mh_view_error",
@@ -335,7 +335,7 @@ def _contiguity_results(demo) -> None:
     look_for("mh.look_contiguity")
 
 
-def positions_section(spec: mh.LayerSpec) -> None:
+def positions_section(spec: lesson_ui.LayerSpec) -> None:
     """The sinusoidal table, its kernel PE·PEᵀ and kernel rows by distance (sinusoidal vs learned)."""
     heading("mh.pos_title")
     st.markdown(t("mh.pos_body"))
@@ -343,16 +343,16 @@ def positions_section(spec: mh.LayerSpec) -> None:
         r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d}}\right),\qquad "
         r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d}}\right)"
     )
-    pos = mh.positions_view(spec.d_model, spec.seed)
+    pos = lesson_ui.positions_view(spec.d_model, spec.seed)
     left, right = st.columns(2)
     with left:
-        title = t("mh.fig_pe_title", n=mh.PE_FIGURE_LENGTH, d=spec.d_model)
-        fig = mh.encoding_heatmap(
+        title = t("mh.fig_pe_title", n=lesson_ui.PE_FIGURE_LENGTH, d=spec.d_model)
+        fig = lesson_ui.encoding_heatmap(
             pos.sinusoidal, title=title, x_title=t("mh.dimension"), y_title=t("mh.position")
         )
         show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe", code=positional.sinusoidal_encoding)
     with right:
-        fig = mh.kernel_heatmap(
+        fig = lesson_ui.kernel_heatmap(
             pos.kernel_sinusoidal,
             title=t("mh.fig_kernel_title"),
             x_title=t("mh.position_q"),
@@ -364,7 +364,7 @@ def positions_section(spec: mh.LayerSpec) -> None:
     for col, kind in zip(st.columns(2), ("sinusoidal", "learned"), strict=True):
         rows = pos.rows_sinusoidal if kind == "sinusoidal" else pos.rows_learned
         with col:
-            fig = mh.kernel_by_distance(
+            fig = lesson_ui.kernel_by_distance(
                 tuple((t("mh.row_p", p=r.p), r.distances, r.values) for r in rows),
                 title=t(f"mh.fig_rows_{kind}_title"),
                 x_title=t("mh.distance"),
@@ -375,16 +375,16 @@ def positions_section(spec: mh.LayerSpec) -> None:
 
 
 def _permutation_table(result) -> None:
-    kinds = mh.POSITIONAL_KINDS
+    kinds = lesson_ui.POSITIONAL_KINDS
     columns = {
         t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [_fmt(result.map_diff[(pe, mk)]) for pe in kinds]
-        for mk in mh.MASK_KINDS
+        for mk in lesson_ui.MASK_KINDS
     }
     table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
 
 
 @st.fragment
-def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
+def permutation_section(spec: lesson_ui.LayerSpec, labels: tuple[str, ...]) -> None:
     """Shuffle the words, keep the positions: does the map only move? Its controls rerun only it."""
     st.subheader(t("mh.perm_title"))
     st.markdown(t("mh.perm_body"))
@@ -395,7 +395,7 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
     )
     heads = list(range(1, spec.n_heads + 1))
     head = int(controls.select_slider("mh.perm_head", key="mh_perm_head", options=heads, value=1, where=c2))
-    result = mh.permutation_view(spec, kind)
+    result = lesson_ui.permutation_view(spec, kind)
     perm = [int(i) for i in result.perm]
     st.caption(t("mh.perm_order", perm=", ".join(labels[i] for i in perm)))
     diff = result.map_diff[(spec.pe_kind, spec.mask_kind)]
@@ -411,13 +411,13 @@ def permutation_section(spec: mh.LayerSpec, labels: tuple[str, ...]) -> None:
     questions.reveal("mh_perm_moves", partial(_permutation_results, spec, labels, result, head))
 
 
-def _permutation_results(spec: mh.LayerSpec, labels: tuple[str, ...], result, head: int) -> None:
+def _permutation_results(spec: lesson_ui.LayerSpec, labels: tuple[str, ...], result, head: int) -> None:
     """The difference of every encoding and mask, and the chosen head's maps (they answer it)."""
     perm = [int(i) for i in result.perm]
     _permutation_table(result)
     shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
     rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
-    fig = mh.permutation_grid(
+    fig = lesson_ui.permutation_grid(
         rows,
         labels=tuple(labels[i] for i in perm),
         column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
@@ -426,7 +426,7 @@ def _permutation_results(spec: mh.LayerSpec, labels: tuple[str, ...], result, he
         y_title=t("common.query"),
         colorbar_titles=(t("common.weight"), t("mh.diff_short")),
     )
-    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=mha.permutation_experiment)
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=lesson.permutation_experiment)
 
 
 def _request_run() -> None:
@@ -435,11 +435,11 @@ def _request_run() -> None:
 
 def _run_redundancy(d_model: int, steps: int, seed: int) -> None:
     """Train one small model per head count, with a progress bar; keep the result in the session."""
-    heads = mh.heads_for(d_model)
+    heads = lesson_ui.heads_for(d_model)
     bar = st.progress(0.0, text=t("mh.red_progress"))
     points = []
     for done, n_heads in enumerate(heads, start=1):
-        points.append(mh.redundancy_point(d_model, n_heads, steps, seed))
+        points.append(lesson_ui.redundancy_point(d_model, n_heads, steps, seed))
         bar.progress(done / len(heads), text=t("mh.red_progress"))
     bar.empty()
     st.session_state[RED_RESULT] = ((d_model, steps, seed), tuple(points))
@@ -453,7 +453,7 @@ def _redundancy_figure(steps: int, points) -> None:
     if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
         series.append((trained_name, tuple(p.redundancy_trained if p.n_heads > 1 else None for p in points)))
         support.append((trained_name, tuple(p.support_trained for p in points)))
-    fig = mh.redundancy_curve(
+    fig = lesson_ui.redundancy_curve(
         tuple(heads),
         tuple(series),
         tuple(support),
@@ -526,7 +526,9 @@ def redundancy_section(seed: int) -> None:
     c3.button(t("mh.red_run"), key="mh_red_run", type="primary", width="stretch", on_click=_request_run)
     if st.session_state.pop(RED_REQUESTED, False):
         _run_redundancy(d_model, steps, seed)
-    last = st.session_state.get(RED_RESULT) or mh.shipped_redundancy()  # the default run, computed ahead
+    last = (
+        st.session_state.get(RED_RESULT) or lesson_ui.shipped_redundancy()
+    )  # the default run, computed ahead
     if last is None:
         st.info(t("mh.red_press_run"))
         return
@@ -544,7 +546,7 @@ def render() -> None:
     with classroom.controls_area():
         spec = controls_section()
     try:
-        view = mh.head_view(spec)
+        view = lesson_ui.head_view(spec)
     except ValueError as err:
         st.error(t("mh.error", message=str(err)))
         return
@@ -560,12 +562,12 @@ def render() -> None:
     )
 
 
-def heads_and_similarity(spec: mh.LayerSpec, view) -> None:
+def heads_and_similarity(spec: lesson_ui.LayerSpec, view) -> None:
     heads_section(spec, view)
     similarity_section(view)
 
 
-def positions_and_permutation(spec: mh.LayerSpec, view) -> None:
+def positions_and_permutation(spec: lesson_ui.LayerSpec, view) -> None:
     positions_section(spec)
     permutation_section(spec, view.labels)
 

@@ -1,7 +1,7 @@
 """Scaled dot-product attention, taken apart: QKᵀ -> ÷ τ -> mask -> softmax -> × V.
 
-Thin page: controls -> ``ui.attention`` (cached calls into ``core.lessons.scaled_dot_product``) ->
-cached ``figures.attention`` builders. Every claim is printed next to the number that backs it,
+Thin page: controls -> ``ui.scaled_dot_product`` (cached calls into ``core.lessons.scaled_dot_product``) ->
+cached ``figures.scaled_dot_product`` builders. Every claim is printed next to the number that backs it,
 computed on the current inputs. One convention: the scores are divided by the temperature τ
 (τ = √d_k in the Transformer); the scale factor 1/τ is the inverse temperature.
 
@@ -16,11 +16,12 @@ from functools import partial
 import streamlit as st
 
 from core import attention as attn
-from core.lessons import scaled_dot_product as aa
-from figures.attention import LinePanel, panel_axes, vline_marks
-from ui import attention as ua
+from core.lessons import scaled_dot_product as lesson
+from figures.attention_shared import vline_marks
+from figures.scaled_dot_product import LinePanel, panel_axes
 from ui import classroom, questions
 from ui import controls as uc
+from ui import scaled_dot_product as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.plotly_spec import Marks
@@ -44,13 +45,15 @@ def _set(**values: object) -> None:
 
 def _empty_row_mask(L: int) -> None:
     """Custom mask = causal with every key of query 0 masked (the NaN trap)."""
-    _set(sdp_mask="custom", sdp_cmask="0" + ua.default_custom_mask(L)[1:])
+    _set(sdp_mask="custom", sdp_cmask="0" + lesson_ui.default_custom_mask(L)[1:])
 
 
 def _on_mask_edit(editor_key: str, L: int, labels: tuple[str, ...]) -> None:
     edits = st.session_state.get(editor_key) or {}
-    text = st.session_state.get("sdp_cmask", "") or ua.default_custom_mask(L)
-    st.session_state["sdp_cmask"] = ua.apply_editor_edits(text, L, edits.get("edited_rows", {}), labels)
+    text = st.session_state.get("sdp_cmask", "") or lesson_ui.default_custom_mask(L)
+    st.session_state["sdp_cmask"] = lesson_ui.apply_editor_edits(
+        text, L, edits.get("edited_rows", {}), labels
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -62,7 +65,7 @@ def _input_controls(where) -> tuple[str, int, int]:
     source = uc.radio(
         "sdp.input",
         key="sdp_input",
-        options=ua.SOURCES,
+        options=lesson_ui.SOURCES,
         option_prefix="sdp.input_",
         horizontal=False,
         where=where,
@@ -78,11 +81,16 @@ def _input_controls(where) -> tuple[str, int, int]:
 def _scale_controls(where) -> tuple[int, str, float]:
     dk = int(
         uc.select_slider(
-            "sdp.dk", key="sdp_dk", options=ua.DK_OPTIONS, value=16, help_key="sdp.dk_help", where=where
+            "sdp.dk",
+            key="sdp_dk",
+            options=lesson_ui.DK_OPTIONS,
+            value=16,
+            help_key="sdp.dk_help",
+            where=where,
         )
     )
     mode = uc.radio(
-        "sdp.scale", key="sdp_scale", options=ua.SCALE_MODES, option_prefix="sdp.scale_", where=where
+        "sdp.scale", key="sdp_scale", options=lesson_ui.SCALE_MODES, option_prefix="sdp.scale_", where=where
     )
     temperature = 1.0
     if mode == "custom":
@@ -103,7 +111,7 @@ def _mask_controls(where) -> tuple[str, int]:
     mode = uc.radio(
         "sdp.mask",
         key="sdp_mask",
-        options=ua.MASK_MODES,
+        options=lesson_ui.MASK_MODES,
         option_prefix="sdp.mask_",
         horizontal=False,
         where=where,
@@ -125,44 +133,44 @@ def _mask_controls(where) -> tuple[str, int]:
     return mode, n_pad
 
 
-def controls_section() -> ua.SdpControls:
+def controls_section() -> lesson_ui.SdpControls:
     """The page-wide controls: inputs, d_k and the temperature, the mask."""
     c1, c2, c3 = st.columns(3)
     source, length, seed = _input_controls(c1)
     dk, scale_mode, temperature = _scale_controls(c2)
     mask_mode, n_pad = _mask_controls(c3)
-    return ua.SdpControls(source, length, seed, dk, scale_mode, temperature, mask_mode, n_pad)
+    return lesson_ui.SdpControls(source, length, seed, dk, scale_mode, temperature, mask_mode, n_pad)
 
 
 def mask_editor_section(L: int, labels: tuple[str, ...]) -> str:
     """The custom mask: a bound text (the URL form) and a grid of checkboxes that edits it."""
     st.subheader(t("sdp.editor_title"))
     st.markdown(t("sdp.editor_body"))
-    text = ua.text_control("sdp.editor_text", key="sdp_cmask", help_key="sdp.editor_text_help")
+    text = lesson_ui.text_control("sdp.editor_text", key="sdp_cmask", help_key="sdp.editor_text_help")
     try:
-        mask = ua.sdp_mask("custom", L, 0, text)
+        mask = lesson_ui.sdp_mask("custom", L, 0, text)
     except ValueError:
         st.warning(t("sdp.mask_invalid", L=L))
-        mask = ua.sdp_mask("causal", L, 0, None)
-    current = text.strip() if text and text.strip() else ua.default_custom_mask(L)
+        mask = lesson_ui.sdp_mask("causal", L, 0, None)
+    current = text.strip() if text and text.strip() else lesson_ui.default_custom_mask(L)
     editor_key = f"sdp_mask_editor_{L}_{current}"
     st.data_editor(
-        ua.mask_frame(mask, labels),
+        lesson_ui.mask_frame(mask, labels),
         key=editor_key,
         on_change=_on_mask_edit,
         args=(editor_key, L, labels),
         width="stretch",
         height=EDITOR_ROW_PX * (L + 1) + 3,  # header + every row: the last row is never hidden
     )
-    st.caption(t("sdp.editor_caption", text=ua.mask_text(mask)))
+    st.caption(t("sdp.editor_caption", text=lesson_ui.mask_text(mask)))
     return text
 
 
-def setup_section(c: ua.SdpControls) -> ua.SdpSetup | None:
+def setup_section(c: lesson_ui.SdpControls) -> lesson_ui.SdpSetup | None:
     """Build Q, K, V, the mask (with its editor) and the pipeline; None (and an error) on bad sizes."""
     try:
-        inp = ua.sdp_inputs(c.source, c.length, c.dk, c.seed, c.n_pad)
-        scale = ua.scale_for(c.scale_mode, c.dk, c.temperature)
+        inp = lesson_ui.sdp_inputs(c.source, c.length, c.dk, c.seed, c.n_pad)
+        scale = lesson_ui.scale_for(c.scale_mode, c.dk, c.temperature)
     except ValueError:
         st.error(t("sdp.input_error"))
         return None
@@ -171,10 +179,10 @@ def setup_section(c: ua.SdpControls) -> ua.SdpSetup | None:
         st.caption(t("sdp.pad_caption", n=inp.n_pad, L=L))
     text = mask_editor_section(L, inp.labels) if c.mask_mode == "custom" else None
     try:
-        mask = ua.sdp_mask(c.mask_mode, L, inp.n_pad, text)
+        mask = lesson_ui.sdp_mask(c.mask_mode, L, inp.n_pad, text)
     except ValueError:
-        mask = ua.sdp_mask("causal", L, 0, None)
-    return ua.SdpSetup(c, inp, mask, scale, ua.sdp_steps(inp, mask, scale))
+        mask = lesson_ui.sdp_mask("causal", L, 0, None)
+    return lesson_ui.SdpSetup(c, inp, mask, scale, lesson_ui.sdp_steps(inp, mask, scale))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,11 +190,11 @@ def setup_section(c: ua.SdpControls) -> ua.SdpSetup | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def qkv_section(s: ua.SdpSetup) -> None:
+def qkv_section(s: lesson_ui.SdpSetup) -> None:
     """Q, K and V themselves: one row per token, one column per dimension."""
     heading("sdp.qkv_title")
     st.markdown(t("sdp.qkv_body_sentence" if s.inputs.tokens else "sdp.qkv_body_random"))
-    fig = ua.qkv_heatmaps(
+    fig = lesson_ui.qkv_heatmaps(
         s.inputs.q,
         s.inputs.k,
         s.inputs.v,
@@ -196,26 +204,26 @@ def qkv_section(s: ua.SdpSetup) -> None:
         y_title=t("sdp.axis_token"),
         height=max(320, 60 + 22 * len(s.labels)),
     )
-    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv", code=aa.make_inputs)
+    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv", code=lesson.make_inputs)
 
 
-def _heat(kind: str, z, s: ua.SdpSetup, title: str, key: str, **look: object) -> None:
+def _heat(kind: str, z, s: lesson_ui.SdpSetup, title: str, key: str, **look: object) -> None:
     kx, qy = t("sdp.axis_key"), t("sdp.axis_query")
-    builder = {"scores": ua.score_heatmap, "weights": ua.weights_heatmap}[kind]
+    builder = {"scores": lesson_ui.score_heatmap, "weights": lesson_ui.weights_heatmap}[kind]
     fig = builder(z, x_labels=s.labels, y_labels=s.labels, title=title, x_title=kx, y_title=qy)
     look_key = f"sdp.look_{key.removeprefix('sdp_fig_')}"
     show_figure(fig, key=key, look_for_key=look_key, code=attn.attention_steps, **look)
 
 
-def pipeline_section(s: ua.SdpSetup) -> None:
+def pipeline_section(s: lesson_ui.SdpSetup) -> None:
     """The steps as heatmaps (one figure of four panels), with the scale, spread, peak and entropy."""
     heading("sdp.pipeline_title")
     st.markdown(t("sdp.pipeline_body"))
-    stats = ua.row_stats(s.steps.weights)
+    stats = lesson_ui.row_stats(s.steps.weights)
     m = st.columns(5)
     m[0].metric(t("sdp.metric_temperature"), f"{s.temperature:.4g}", help=t("sdp.metric_temperature_help"))
     m[1].metric(t("sdp.metric_scale"), f"{s.scale:.4g}", help=t("sdp.metric_scale_help"))
-    m[2].metric(t("sdp.metric_raw_std"), f"{ua.score_std(s.steps.raw):.3g}")
+    m[2].metric(t("sdp.metric_raw_std"), f"{lesson_ui.score_std(s.steps.raw):.3g}")
     m[3].metric(t("sdp.metric_max_weight"), f"{stats.max_weight:.3f}")
     m[4].metric(t("sdp.metric_entropy"), f"{stats.entropy:.3f}", help=t("sdp.metric_entropy_help"))
     tau, factor = f"{s.temperature:.3g}", f"{s.scale:.3g}"
@@ -226,7 +234,7 @@ def pipeline_section(s: ua.SdpSetup) -> None:
         "weights": t("sdp.fig_weights"),
     }
     z = {"raw": s.steps.raw, "scaled": s.steps.scaled, "masked": s.steps.masked, "weights": s.steps.weights}
-    fig = ua.pipeline_heatmaps(
+    fig = lesson_ui.pipeline_heatmaps(
         tuple((titles[k], z[k], "weights" if k == "weights" else "scores") for k in titles),
         x_labels=s.labels,
         y_labels=s.labels,
@@ -243,7 +251,7 @@ def pipeline_section(s: ua.SdpSetup) -> None:
     )
     c5, c6 = st.columns(2)
     with c5:
-        fig = ua.output_heatmap(
+        fig = lesson_ui.output_heatmap(
             s.steps.output,
             y_labels=s.labels,
             title=t("sdp.fig_output"),
@@ -255,12 +263,12 @@ def pipeline_section(s: ua.SdpSetup) -> None:
         _repeated_tokens(s)
 
 
-def _repeated_tokens(s: ua.SdpSetup) -> None:
+def _repeated_tokens(s: lesson_ui.SdpSetup) -> None:
     if not s.inputs.tokens:
         st.markdown(t("sdp.random_inputs_note"))
         return
     st.markdown(t("sdp.repeated_tokens"))
-    rep = ua.repeated_token_rows(s.inputs.tokens, s.steps.weights)
+    rep = lesson_ui.repeated_token_rows(s.inputs.tokens, s.steps.weights)
     if rep:
         table(
             {
@@ -290,7 +298,7 @@ Y_TITLES = {
 def _dk_figure(e, dk: int) -> None:
     """The four d_k curves in one figure (cached per seed and language); the current d_k is a
     marker drawn over it, so moving d_k rebuilds nothing and redraws one chart."""
-    values = ua.dk_series(e)
+    values = lesson_ui.dk_series(e)
     panels = tuple(
         LinePanel(
             title=t(f"sdp.fig_dk_{name}"),
@@ -302,18 +310,18 @@ def _dk_figure(e, dk: int) -> None:
         )
         for name, (ids, extra) in DK_FIGURES.items()
     )
-    fig = ua.line_panels(e.d_k, panels, x_title="d_k", log_x=True)
+    fig = lesson_ui.line_panels(e.d_k, panels, x_title="d_k", log_x=True)
     axes = panel_axes(len(panels))
     marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True, axes=axes)))
     looks = [(t(f"sdp.fig_dk_{name}"), f"sdp.look_dk_{name}") for name in DK_FIGURES]
-    show_figure(fig, key="sdp_fig_dk", looks=looks, code=aa.dk_experiment, marks=marker)
+    show_figure(fig, key="sdp_fig_dk", looks=looks, code=lesson.dk_experiment, marks=marker)
 
 
-def dk_section(c: ua.SdpControls) -> None:
+def dk_section(c: lesson_ui.SdpControls) -> None:
     """Why √d_k: variance, entropy, peak weight and gradients against d_k (cached per seed)."""
     heading("sdp.dk_title")
     with st.spinner(t("sdp.dk_running")):
-        e = ua.sdp_dk_experiment(c.seed)
+        e = lesson_ui.sdp_dk_experiment(c.seed)
     i = list(e.d_k).index(c.dk)
     _dk_question(e, i, c.dk)
     questions.reveal("sdp_dk_peak", partial(_dk_results, e, i, c.dk))
@@ -338,7 +346,7 @@ def _dk_results(e, i: int, dk: int) -> None:
             cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
         )
     )
-    table(ua.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
+    table(lesson_ui.dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
 
 
 def _dk_question(e, i: int, dk: int) -> None:
@@ -362,23 +370,23 @@ def _dk_question(e, i: int, dk: int) -> None:
     )
 
 
-def nan_section(s: ua.SdpSetup) -> None:
+def nan_section(s: lesson_ui.SdpSetup) -> None:
     """A query with every key masked: the additive -inf gives NaN, the safe version zeros."""
     heading("sdp.nan_title")
-    w_naive = ua.sdp_naive(s.inputs, s.mask, s.scale)
-    empty = ua.count_fully_masked(s.mask)
+    w_naive = lesson_ui.sdp_naive(s.inputs, s.mask, s.scale)
+    empty = lesson_ui.count_fully_masked(s.mask)
     _empty_row_questions(s, w_naive, empty)
     questions.reveal(("sdp_empty_naive", "sdp_empty_safe"), partial(_nan_results, s, w_naive, empty))
 
 
-def _nan_results(s: ua.SdpSetup, w_naive, empty: int) -> None:
+def _nan_results(s: lesson_ui.SdpSetup, w_naive, empty: int) -> None:
     """Why NaN, the rows it hits on the page's mask, and the two weight maps side by side."""
     st.markdown(t("sdp.nan_body"))
     st.latex(
         r"\text{softmax}(z)_j=\frac{e^{z_j-\max_k z_k}}{\sum_l e^{z_l-\max_k z_k}},\qquad "
         r"z\equiv-\infty\ \Rightarrow\ z_j-\max_k z_k=-\infty-(-\infty)=\text{NaN}"
     )
-    naive, safe = ua.row_stats(w_naive), ua.row_stats(s.steps.weights)
+    naive, safe = lesson_ui.row_stats(w_naive), lesson_ui.row_stats(s.steps.weights)
     m1, m2, m3 = st.columns(3)
     m1.metric(t("sdp.metric_empty_rows"), empty)
     m2.metric(t("sdp.metric_naive_nan"), naive.nan_rows)
@@ -398,21 +406,21 @@ def _nan_results(s: ua.SdpSetup, w_naive, empty: int) -> None:
 
 def _row_outcome(weights) -> str:
     """What one weight row (1, S) holds: NaN, all zeros, or weights (spread over the keys)."""
-    stats = ua.row_stats(weights)
+    stats = lesson_ui.row_stats(weights)
     return "nan" if stats.nan_rows else "zeros" if stats.zero_rows else "uniform"
 
 
-def _empty_row_questions(s: ua.SdpSetup, w_naive, empty: int) -> None:
+def _empty_row_questions(s: lesson_ui.SdpSetup, w_naive, empty: int) -> None:
     """Naive and safe softmax on a row with every key masked: the page's row, or the button's mask."""
     if empty:
         row = next(i for i, allowed in enumerate(s.mask) if not allowed.any())
         naive, safe = w_naive[row : row + 1], s.steps.weights[row : row + 1]
     else:  # no such row yet: the mask the "make one" button builds (query 0 sees no key)
         L = len(s.labels)
-        probe = ua.sdp_mask("custom", L, 0, "0" + ua.default_custom_mask(L)[1:])
+        probe = lesson_ui.sdp_mask("custom", L, 0, "0" + lesson_ui.default_custom_mask(L)[1:])
         row = 0
-        naive = ua.sdp_naive(s.inputs, probe, s.scale)[:1]
-        safe = ua.sdp_steps(s.inputs, probe, s.scale).weights[:1]
+        naive = lesson_ui.sdp_naive(s.inputs, probe, s.scale)[:1]
+        safe = lesson_ui.sdp_steps(s.inputs, probe, s.scale).weights[:1]
     choices = {"nan": "q.sdp_row_nan", "zeros": "q.sdp_row_zeros", "uniform": "q.sdp_row_uniform"}
     label = s.labels[row]
     for name, weights in (("naive", naive), ("safe", safe)):
@@ -427,24 +435,24 @@ def _empty_row_questions(s: ua.SdpSetup, w_naive, empty: int) -> None:
         )
 
 
-def torch_section(s: ua.SdpSetup) -> None:
+def torch_section(s: lesson_ui.SdpSetup) -> None:
     """Ours against ``torch.nn.functional.scaled_dot_product_attention`` (measured once per input)."""
     heading("sdp.torch_title")
     st.markdown(t("sdp.torch_body"))
-    cmp = ua.sdp_compare_torch(s.inputs, s.mask, s.scale)
+    cmp = lesson_ui.sdp_compare_torch(s.inputs, s.mask, s.scale)
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(t("sdp.metric_max_diff"), f"{cmp.max_abs_diff:.1e}")
     m2.metric(t("sdp.metric_time_ours"), f"{1e6 * cmp.seconds_ours:.0f} µs")
     m3.metric(t("sdp.metric_time_torch"), f"{1e6 * cmp.seconds_torch:.0f} µs")
     m4.metric(t("sdp.metric_torch_nan"), cmp.torch_nan_rows)
     ratio = f"{cmp.seconds_ours / cmp.seconds_torch:.2f}"
-    st.caption(t("sdp.torch_caption", rows=cmp.rows_compared, ratio=ratio, version=ua.TORCH_VERSION))
+    st.caption(t("sdp.torch_caption", rows=cmp.rows_compared, ratio=ratio, version=lesson_ui.TORCH_VERSION))
 
 
-def normalizer_section(s: ua.SdpSetup) -> None:
+def normalizer_section(s: lesson_ui.SdpSetup) -> None:
     """Softmax, sparsemax and entmax-1.5 on the page's scores: which weights become exactly zero."""
     heading("sdp.sparse_title")
-    res = ua.normalizer_weights(s.inputs, s.mask, s.scale)
+    res = lesson_ui.normalizer_weights(s.inputs, s.mask, s.scale)
     soft = res[[r.name for r in res].index("softmax")]
     questions.ask(
         "sdp_softmax_zero",
@@ -458,7 +466,7 @@ def normalizer_section(s: ua.SdpSetup) -> None:
     questions.reveal("sdp_softmax_zero", partial(_normalizer_results, s, res))
 
 
-def _normalizer_results(s: ua.SdpSetup, res) -> None:
+def _normalizer_results(s: lesson_ui.SdpSetup, res) -> None:
     """What each normaliser does, its exact zeros on the page's scores, and the three maps."""
     st.markdown(t("sdp.sparse_body"))
     st.latex(
@@ -472,7 +480,7 @@ def _normalizer_results(s: ua.SdpSetup, res) -> None:
     st.caption(
         t("sdp.zeros_caption", soft=under["softmax"], sparse=under["sparsemax"], ent=under["entmax15"])
     )
-    fig = ua.heatmap_row(
+    fig = lesson_ui.heatmap_row(
         tuple((names[r.name], r.weights) for r in res),
         x_labels=s.labels,
         y_labels=s.labels,
@@ -480,7 +488,7 @@ def _normalizer_results(s: ua.SdpSetup, res) -> None:
         y_title=t("sdp.axis_query"),
     )
     show_figure(
-        fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers", code=aa.normalizer_weights
+        fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers", code=lesson.normalizer_weights
     )
     nw_normalizer_section()  # the same on kernel regression's scores: softmax's zeros again
 
@@ -499,7 +507,7 @@ def nw_normalizer_section() -> None:
     x0 = float(
         uc.slider("sdp.nw_x0", key="sdp_nw_x0", min_value=-3.0, max_value=3.0, value=0.5, step=0.1, where=c2)
     )
-    nw = ua.nw_normalizers(h, x0)
+    nw = lesson_ui.nw_normalizers(h, x0)
     names = {n: t(f"sdp.norm_{n}") for n in nw.rows}
     n = len(nw.x)
     m = st.columns(4)
@@ -509,7 +517,7 @@ def nw_normalizer_section() -> None:
     struct = n - nw.nonzero["sparsemax"] - nw.underflow["sparsemax"]
     soft_zero, soft_uf = n - nw.nonzero["softmax"], nw.underflow["softmax"]
     st.caption(t("sdp.nw_zeros_caption", soft_zero=soft_zero, soft_uf=soft_uf, sparse_struct=struct))
-    fig = ua.normaliser_rows(
+    fig = lesson_ui.normaliser_rows(
         nw.x,
         {names[k]: w for k, w in nw.rows.items()},
         x0=x0,
@@ -521,16 +529,19 @@ def nw_normalizer_section() -> None:
         radius_name=t("sdp.radius_band"),
     )
     show_figure(
-        fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers", code=aa.nw_normalizers
+        fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers", code=lesson.nw_normalizers
     )
     st.markdown(t("sdp.sparse_epanechnikov", diff=f"{nw.max_diff_epanechnikov:.1e}", r=f"{nw.radius:.3f}"))
 
 
-def _trouble_rows(s: ua.SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
+def _trouble_rows(s: lesson_ui.SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
     """(name, measured now, controls that reproduce it (None: the empty-row mask), controls that fix it)."""
     c = s.controls
-    stats, naive = ua.row_stats(s.steps.weights), ua.row_stats(ua.sdp_naive(s.inputs, s.mask, s.scale))
-    e = ua.sdp_dk_experiment(c.seed)
+    stats, naive = (
+        lesson_ui.row_stats(s.steps.weights),
+        lesson_ui.row_stats(lesson_ui.sdp_naive(s.inputs, s.mask, s.scale)),
+    )
+    e = lesson_ui.sdp_dk_experiment(c.seed)
     i = list(e.d_k).index(c.dk)
     loss = t(
         "sdp.trouble_now_loss",
@@ -553,7 +564,7 @@ def _trouble_rows(s: ua.SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
     ]
 
 
-def troubleshooting_section(s: ua.SdpSetup) -> None:
+def troubleshooting_section(s: lesson_ui.SdpSetup) -> None:
     """The post's table: each symptom measured now, with buttons that set the controls; the
     weights they produce are drawn right here, so the result of a click is in view."""
     heading("sdp.trouble_title")
@@ -586,7 +597,7 @@ def troubleshooting_section(s: ua.SdpSetup) -> None:
     _heat("weights", s.steps.weights, s, t("sdp.fig_weights"), "sdp_fig_trouble_weights")  # a cache hit
 
 
-def sparse_section(s: ua.SdpSetup) -> None:
+def sparse_section(s: lesson_ui.SdpSetup) -> None:
     normalizer_section(s)  # draws nw_normalizer_section once its question is answered
 
 

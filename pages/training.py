@@ -13,21 +13,21 @@ from typing import Any, NoReturn
 
 import streamlit as st
 
-import figures.training
-from core.lessons import training as verdicts
+from core.lessons import training as lesson
 from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.random_walks import Baselines
 from core.training import Preview, TrainingRun
 from core.transformer import TransformerConfig
+from figures import training as lesson_figures
 from ui import classroom, controls, questions
-from ui import training as ui_tr
+from ui import training as lesson_ui
 from ui.i18n import t
 from ui.layout import cached_figures, page_header, show_figure, table
 from ui.live_run import RedrawClock
 from ui.sections import Section, heading, run_sections
 
 #: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-figs = cached_figures(figures.training)
+figs = cached_figures(lesson_figures)
 
 BASELINE_IDS = ("mean", "last_value", "optimum")
 #: While training, charts are redrawn after an epoch only if this long has passed since the last
@@ -196,9 +196,9 @@ def _untrained_question(shown: Preview) -> None:
 
 def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
     """After training: does attention go where the post says (recent positions / position t + 1)?"""
-    verdict = verdicts.attention_verdict(attention, causal=run.config.causal)
+    verdict = lesson.attention_verdict(attention, causal=run.config.causal)
     kind = "recent" if run.config.causal else "ahead"
-    factor = verdicts.RECENT_FACTOR if run.config.causal else verdicts.AHEAD_FACTOR
+    factor = lesson.RECENT_FACTOR if run.config.causal else lesson.AHEAD_FACTOR
     questions.ask(
         f"tr_{kind}",
         prompt_key=f"q.tr_{kind}_prompt",
@@ -215,14 +215,14 @@ def _attention_question(run: TrainingRun, attention: AttentionSummary) -> None:
 
 def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
     """After training: what shuffling the history does to the loss, in the verdict's three bands."""
-    key = verdicts.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
+    key = lesson.shuffle_verdict(shuffle, positional=run.config.positional != "none").key
     outcome = "collapse" if "collapse" in key else "same" if "same" in key else "some"
     questions.ask(
         "tr_shuffle",
         prompt_key="q.tr_shuffle_prompt",
         prompt_kwargs={"pos": t(f"tr.positional_{run.config.positional}")},
         choices={name: f"q.tr_shuffle_{name}" for name in ("collapse", "some", "same")},
-        choice_kwargs={"collapse": verdicts.COLLAPSE_RATIO, "same": verdicts.UNAFFECTED_RATIO},
+        choice_kwargs={"collapse": lesson.COLLAPSE_RATIO, "same": lesson.UNAFFECTED_RATIO},
         answer=outcome,
         explain_key="q.tr_shuffle_explain",
         explain_kwargs={
@@ -235,18 +235,18 @@ def _shuffle_question(run: TrainingRun, shuffle: ShuffleTest) -> None:
 
 def render_controls_and_config() -> TransformerConfig | None:
     """Preset, grouped controls and the resulting config (None with an error shown)."""
-    ui_tr.preset_selector()
-    st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[ui_tr.PRESET_KEY]}"))
-    choice = ui_tr.render_controls()
+    lesson_ui.preset_selector()
+    st.caption(":material/lightbulb: " + t(f"tr.expect_{st.session_state[lesson_ui.PRESET_KEY]}"))
+    choice = lesson_ui.render_controls()
     if choice.config is None:
         st.error(t(choice.error_key, error=choice.error))
         return None
-    if not ui_tr.preset_matches(choice.config):
+    if not lesson_ui.preset_matches(choice.config):
         st.caption(t("tr.preset_modified"))
     return choice.config
 
 
-def _say(verdict: verdicts.Verdict) -> None:
+def _say(verdict: lesson.Verdict) -> None:
     """A verdict sentence, quoting the run's own numbers."""
     st.markdown(t(verdict.key, **verdict.values))
 
@@ -254,7 +254,7 @@ def _say(verdict: verdicts.Verdict) -> None:
 def _findings(run: TrainingRun) -> Findings:
     """The run's measured findings (measured once per state of the run, then kept)."""
     with st.spinner(t("tr.measuring")):
-        return ui_tr.findings(run)
+        return lesson_ui.findings(run)
 
 
 def prediction_section(run: TrainingRun) -> None:
@@ -312,7 +312,7 @@ def _where_results(run: TrainingRun, found: Findings) -> None:
             st.metric(t("tr.metric_ahead"), f"{a.ahead:.0%}", help=t("tr.metric_ahead_help"))
             st.metric(t("tr.metric_future"), f"{a.future:.0%}", help=t("tr.metric_future_help"))
         st.metric(t("tr.metric_support"), f"{a.support:.1f}", help=t("tr.metric_support_help"))
-        _say(verdicts.attention_verdict(a, causal=run.config.causal))
+        _say(lesson.attention_verdict(a, causal=run.config.causal))
 
 
 def shuffle_section(run: TrainingRun) -> None:
@@ -330,7 +330,7 @@ def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
     cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
     cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
     cols[2].metric(t("tr.metric_ratio"), f"×{s.ratio:.2f}")
-    _say(verdicts.shuffle_verdict(s, positional=run.config.positional != "none"))
+    _say(lesson.shuffle_verdict(s, positional=run.config.positional != "none"))
 
 
 def leak_section(run: TrainingRun) -> None:
@@ -343,11 +343,11 @@ def leak_section(run: TrainingRun) -> None:
     cols[2].metric(t("tr.metric_rollout"), f"{found.rollout.model:.3g}", help=t("tr.metric_rollout_help"))
     cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout.last_value:.3g}")
     _say(
-        verdicts.leak_verdict(
+        lesson.leak_verdict(
             found.val_loss, found.prefix_error, run.baselines.optimum, causal=run.config.causal
         )
     )
-    _say(verdicts.rollout_verdict(found.rollout))
+    _say(lesson.rollout_verdict(found.rollout))
 
 
 def diagnostics_section(run: TrainingRun) -> None:
@@ -378,7 +378,7 @@ def diagnostics_section(run: TrainingRun) -> None:
 
 def speed_section(run: TrainingRun) -> None:
     heading("tr.speed_title", sub=True)
-    wall = ui_tr.LIVE.wall_seconds()
+    wall = lesson_ui.LIVE.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
     cols[0].metric(
@@ -390,7 +390,7 @@ def speed_section(run: TrainingRun) -> None:
     cols[2].metric(t("tr.metric_overhead"), f"{wall / run.seconds - 1:+.0%}" if wall and run.seconds else "–")
     st.caption(t("tr.speed_caption") if done else t("tr.speed_no_epoch"))
 
-    rows = ui_tr.history_table()
+    rows = lesson_ui.history_table()
     if rows:
         st.subheader(t("tr.history_title"))
         table(rows, hide_index=True)  # wraps to the page width: no column cut off on the right
@@ -407,19 +407,19 @@ def task_section() -> None:
 
 def buttons_section(config: TransformerConfig | None) -> None:
     """A one-off notice left by the previous run, then Train / Pause / Step / Reset."""
-    ui_tr.LIVE.buttons(config is not None)
+    lesson_ui.LIVE.buttons(config is not None)
 
 
 def render() -> None:
     page_header("tr.title", "tr.intro")
-    ui_tr.LIVE.on_page_start()
+    lesson_ui.LIVE.on_page_start()
     if classroom.on_title_slide():  # while presenting, the task and the buttons go with the live slide
         task_section()
     with classroom.controls_area():
         config = render_controls_and_config()
     if classroom.on_title_slide():
         buttons_section(config)
-    run = ui_tr.LIVE.current()
+    run = lesson_ui.LIVE.current()
     sections = [Section("tr.live_title", partial(live_section, config, run))]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
@@ -435,11 +435,11 @@ def render() -> None:
 
 def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
-    training = ui_tr.LIVE.is_training(config)
-    ui_tr.LIVE.warn_if_changed(config)
+    training = lesson_ui.LIVE.is_training(config)
+    lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     # Before any run: the data, the untrained model and the baselines of the run Train would start.
-    upcoming = ui_tr.preview(config) if config is not None and (run is None or training) else None
+    upcoming = lesson_ui.preview(config) if config is not None and (run is None or training) else None
     if run is None and upcoming is not None and not training:
         render_data(upcoming)
         _untrained_question(upcoming)
@@ -464,7 +464,7 @@ def _train_and_rerun(
     else:
         view.status.info(t("tr.starting"))
         view.draw_preview(upcoming)  # until the first epoch is drawn
-    ui_tr.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
+    lesson_ui.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
 
 
 def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
@@ -475,7 +475,7 @@ def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
         cols = st.columns([3, 1])
         if run.epochs_done >= 1:
             with cols[0]:
-                epoch = ui_tr.replay_slider(run)
+                epoch = lesson_ui.replay_slider(run)
         if run.config.n_layers > 1:
             with cols[1]:
                 layer = (

@@ -3,8 +3,11 @@
 Catalogues live in ``assets/i18n/<lang>/<section>.json`` (one file per page or concern, so that
 work on one page never edits another page's file). All files of one language are merged into a
 single flat ``{key: text}`` mapping; keys are namespaced by a prefix such as ``kr.`` (kernel
-regression) or ``common.``. ``tests/app/test_i18n.py`` fails when a key is missing from either
-language, duplicated across files, or used in code but absent from the catalogues.
+regression) or ``common.``. A page's catalogue (``lessons.Lesson.catalogue``) also holds its
+nav title (``nav.<slug>``) and its questions (``q.<prefix>_*``); shared strings live in
+``common.json`` (the question widget's own in ``questions.json``). ``tests/app/test_i18n.py``
+fails when a key is missing from either language, duplicated across files, or used in code but
+absent from the catalogues; ``tests/test_lessons.py`` when a page's keys leave its catalogue.
 
 The current language is the value of the sidebar's language switch (session-state key ``lang``,
 bound to the URL as ``?lang=zh``).

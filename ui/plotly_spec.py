@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 class Marks:
     """Shapes and annotations drawn over a figure without rebuilding it (a moving marker).
 
-    They are layout dicts as Plotly's validation would leave them (``figures.attention.vline_marks``).
+    They are layout dicts as Plotly's validation would leave them
+    (``figures.scaled_dot_product.vline_marks``).
     """
 
     shapes: tuple[dict, ...] = ()

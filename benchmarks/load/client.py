@@ -61,19 +61,15 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from lessons import LESSONS
+
 STREAM_PATH = "/_stcore/stream"
 SUBPROTOCOL = "streamlit"
 #: The header ``deploy/haproxy.cfg`` adds to every response: the name of the replica that answered.
 REPLICA_HEADER = "X-Replica"
-#: The lesson's pages a student opens (URL paths of app.PAGES). Not home (no controls), not the
-#: pages whose controls train a model (training, in-context).
-LOAD_PAGES: tuple[str, ...] = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "multi-head",
-    "kernel-approximation",
-)
+#: The lesson's pages a student opens (URL paths of lessons.LESSONS). Not home (no controls), not the
+#: pages whose controls train a model (``Lesson.trains``: training, in-context).
+LOAD_PAGES: tuple[str, ...] = tuple(lesson.url_path for lesson in LESSONS if not lesson.trains)
 #: Keys of sliders that train a model on every step (the learnable kernel on kernels-to-attention):
 #: never moved, like the Run buttons.
 TRAINING_CONTROLS = frozenset({"k2a_steps", "k2a_lr", "k2a_h0"})

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Widget
 
+from lessons import by_url_path
 from tests.conftest import ROOT
 
 #: AppTest's per-run timeout (s). Generous: the CI machine has 2 cores shared with other tests.
@@ -51,7 +52,7 @@ def open_page(
         at.query_params[k] = v
     at.run()
     if page != "home":
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(by_url_path(page).script)
         at.run()
     if answered:
         show_answers(at)

@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from app import PAGES
+from lessons import LESSONS
 from tests.app.conftest import assert_clean, open_page
 from tests.app.test_handout import _array, _chart_key
 from tests.app.test_presentation import _open_link
@@ -47,7 +47,7 @@ def _chart_texts(at) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("page", [p[1] for p in PAGES if p[1] != "home"])
+@pytest.mark.parametrize("page", [lesson.url_path for lesson in LESSONS])
 def test_every_chart_has_a_name_and_a_description(page, lang):
     at = open_page(page, lang=lang)
     assert_clean(at)

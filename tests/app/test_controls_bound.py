@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1.element_tree import Block, Widget
 
-from app import PAGES
+from lessons import PAGES
 from tests.app.conftest import assert_clean, open_page
 from ui.controls import OPTIONS_SEEN
 from ui.questions import is_answer_param
@@ -43,7 +43,7 @@ def _widgets(node) -> list[Widget]:
     return found
 
 
-@pytest.mark.parametrize("page", [p[0].removeprefix("pages/").removesuffix(".py") for p in PAGES])
+@pytest.mark.parametrize("page", [p.url_path for p in PAGES])
 def test_every_control_is_keyed_and_bound(page):
     at = open_page(page)
     assert_clean(at)

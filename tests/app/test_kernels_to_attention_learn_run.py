@@ -1,10 +1,10 @@
-"""The learnable-kernel section's Run button and its cached training (ui.attention.k2a_learn)."""
+"""The learnable-kernel section's Run button and its cached training (ui.kernels_to_attention.k2a_learn)."""
 
 from __future__ import annotations
 
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning
 from tests.app.conftest import assert_clean, open_page
-from ui import attention as ua
+from ui import kernels_to_attention as ua
 from ui.i18n import load_catalogue
 
 PAGE = "kernels-to-attention"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from app import PAGES
+from lessons import LESSONS
 from tests.app.conftest import assert_clean, open_page
 from ui.controls import OPTIONS_SEEN
 
 #: every page but home (whose only selection is the language switch itself)
-PAGE_NAMES = [p[0].removeprefix("pages/").removesuffix(".py") for p in PAGES if p[1] != "home"]
+PAGE_NAMES = [lesson.url_path for lesson in LESSONS]
 
 
 def _selections(at):

@@ -11,7 +11,7 @@ import pytest
 from core.lessons.multi_head import points_from_json, redundancy_vs_heads
 from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts, show_answers
 from ui.i18n import load_catalogue
-from ui.multihead import SHIPPED_REDUNDANCY, SHIPPED_REDUNDANCY_FILE
+from ui.multi_head import SHIPPED_REDUNDANCY, SHIPPED_REDUNDANCY_FILE
 
 PAGE = "multi-head"
 EN = load_catalogue("en")

@@ -13,20 +13,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from figures.common import MARGIN_LEFT, NARROW_MARGIN_LEFT, NARROW_TOKEN_MARGIN, TOKEN_MARGIN
+from lessons import LESSONS
 from tests.app.conftest import TIMEOUT, assert_clean, fold_keys, show_answers
 from tests.conftest import ROOT
 from ui import viewport
 
-PAGES = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "kernel-approximation",
-    "multi-head",
-    "training",
-    "in-context",
-    "induction-heads",
-)
+PAGES = tuple(lesson.url_path for lesson in LESSONS)
 
 
 def _run(page: str, *, narrow: bool | None, lang: str = "en") -> AppTest:

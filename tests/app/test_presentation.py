@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import lessons
 from tests.app.conftest import TIMEOUT, assert_clean, open_page
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
@@ -21,6 +22,10 @@ PAGES = {
     "in-context": 5,
     "induction-heads": 7,
 }
+
+
+def test_every_page_has_its_slide_count():
+    assert list(PAGES) == [p.url_path for p in lessons.PAGES]
 
 
 def _titles(at) -> list[str]:

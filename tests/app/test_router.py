@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import PAGES
+from lessons import PAGES
 from tests.app.conftest import assert_clean, open_page
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
@@ -36,28 +36,27 @@ def test_unknown_language_falls_back_to_english():
 
 
 def test_every_page_is_registered_and_exists():
-    assert [p[1] for p in PAGES] == [
+    assert [p.url_path for p in PAGES] == [
         "home", "kernel-regression", "kernels-to-attention", "scaled-dot-product", "kernel-approximation",
         "multi-head", "training", "in-context", "induction-heads",
     ]  # fmt: skip
-    for script, *_ in PAGES:
-        assert (ROOT / script).exists(), script
+    for p in PAGES:
+        assert (ROOT / p.script).exists(), p.script
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("index", range(len(PAGES)))
 def test_every_page_ends_with_a_link_to_the_next_lesson(lang, index):
     """Issue 13.7: the bottom of every page links to the next page of the lesson (last: home)."""
-    script = PAGES[index][0]
-    at = open_page(script.removeprefix("pages/").removesuffix(".py"), lang=lang)
+    at = open_page(PAGES[index].url_path, lang=lang)
     assert_clean(at)
     links = at.get("page_link")
     assert links, "no page link on the page"
     last = links[-1].proto
     catalogue = load_catalogue(lang)
     if index + 1 < len(PAGES):
-        _, next_path, next_title, _ = PAGES[index + 1]
-        assert last.label == catalogue["common.next_lesson"].format(title=catalogue[next_title])
-        assert last.page == next_path
+        following = PAGES[index + 1]
+        assert last.label == catalogue["common.next_lesson"].format(title=catalogue[following.title_key])
+        assert last.page == following.url_path
     else:
         assert last.label == catalogue["common.back_to_start"]

@@ -127,7 +127,7 @@ def test_attention_equals_kernel_regression_row():
 
 
 def test_saturation_row():
-    # Scaled dot-product page: ui.attention.sdp_dk_experiment (L = 16, 32 trials), seed 0, d_k = 512
+    # Scaled dot-product page: ui.scaled_dot_product.sdp_dk_experiment (L = 16, 32 trials), seed 0, d_k = 512
     e = aa.dk_experiment(list(aa.DK_OPTIONS), length=16, n_trials=32, seed=0)
     i = list(e.d_k).index(512)
     measured = [512, e.max_weight_unscaled[i], e.max_weight_scaled[i]]

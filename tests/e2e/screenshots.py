@@ -12,16 +12,10 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.load.server import serve_streamlit
+from lessons import PAGES
 from tests.e2e.conftest import CHROMIUM_FLAGS, chromium_path, wait_for_app
 
-DEFAULT_PATHS = [
-    "home",
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "multi-head",
-    "training",
-]
+DEFAULT_PATHS = [p.url_path for p in PAGES]
 
 
 def main() -> None:

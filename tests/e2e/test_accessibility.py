@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from app import PAGES
+from lessons import PAGES
 from tests.app.conftest import fold_keys
 from tests.e2e.conftest import assert_no_exception, wait_for_app
 from ui.i18n import load_catalogue
@@ -38,8 +38,8 @@ pytestmark = pytest.mark.e2e
 AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 #: The version pinned in package.json: a different one may judge differently.
 AXE_VERSION = "4.14.1"
-URL_PATHS = [url_path for _, url_path, _, _ in PAGES]
-TITLE_KEYS = {url_path: title_key for _, url_path, title_key, _ in PAGES}
+URL_PATHS = [p.url_path for p in PAGES]
+TITLE_KEYS = {p.url_path: p.title_key for p in PAGES}
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 390, "height": 844}
@@ -371,6 +371,12 @@ def _tab_to_top(page) -> None:
     raise AssertionError("Tab never came back round to the skip link: a keyboard trap")
 
 
+def _not_changed(wanted: list[str], done: dict[str, str]) -> list[str]:
+    """The controls of ``wanted`` not changed yet; a question's "Show me" counts once its Check has
+    shown the answer (the button goes: nothing left to press)."""
+    return [k for k in wanted if k not in done and not (k.endswith("_show") and f"{k[:-5]}_check" in done)]
+
+
 def test_keyboard_alone_reaches_and_changes_every_control(page):
     """Kernel regression as a learner first opens it, with Tab, Shift+Tab, arrows, Space, Enter."""
     # answered=False: no "Show me" clicked, which would move Chromium's focus starting point
@@ -421,10 +427,9 @@ def test_keyboard_alone_reaches_and_changes_every_control(page):
         if f["key"] and f["testid"] not in NOT_CONTROLS and f["key"] != "lang" and f["key"] not in done:
             done[f["key"]] = _change(page, f)
             assert_no_exception(page)
-        if f["id"] == "attn-skip-controls" and set(wanted) <= set(done):
+        if f["id"] == "attn-skip-controls" and not _not_changed(wanted, done):
             break
-    # a question's "Show me" goes once its Check has shown the answer: nothing left to press
-    missing = [k for k in wanted if k not in done and not (k.endswith("_show") and f"{k[:-5]}_check" in done)]
+    missing = _not_changed(wanted, done)
     assert missing == [], f"not changed by keyboard: {missing}\n{done}"
     assert any(k.startswith("q_") and k.endswith("_check") for k in done), done  # a Check that appeared
 
@@ -434,6 +439,8 @@ def test_keyboard_alone_reaches_and_changes_every_control(page):
         f = _focused(page) or {}
         if f.get("key") == "lang" and f.get("testid") == "stButtonGroup":
             break
+    else:
+        raise AssertionError(f"Tab did not reach the language switch; last stop {f}")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Space")
     page.wait_for_function("() => document.documentElement.lang === 'zh-Hans'", timeout=60_000)

@@ -11,20 +11,12 @@ from __future__ import annotations
 
 import pytest
 
+from lessons import LESSONS
 from tests.e2e.conftest import assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-PAGES = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "kernel-approximation",
-    "multi-head",
-    "training",
-    "in-context",
-    "induction-heads",
-)
+PAGES = tuple(lesson.url_path for lesson in LESSONS)
 
 _GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
   let el = gd, key = '';

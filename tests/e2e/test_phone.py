@@ -15,20 +15,12 @@ from __future__ import annotations
 import pytest
 
 from figures.common import MARGIN_LEFT, NARROW_MARGIN_LEFT
+from lessons import LESSONS
 from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-PAGES = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "kernel-approximation",
-    "multi-head",
-    "training",
-    "in-context",
-    "induction-heads",
-)
+PAGES = tuple(lesson.url_path for lesson in LESSONS)
 PHONE = {"width": 390, "height": 844}
 #: Tick labels of two different axes must stay this far apart (px).
 TICK_GAP_PX = 3

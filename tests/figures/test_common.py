@@ -91,8 +91,8 @@ def test_position_labels_are_distinct_in_order_and_as_short_as_they_can_be():
 def test_weight_maps_keep_one_column_per_sample():
     """Two samples closer than 0.01 used to share the label ``f"{x:.2f}"``: Plotly merged them
     into one category column, hiding one sample's weights (and drew the map cell by cell)."""
-    from figures.attention import nw_matrix, side_by_side
     from figures.kernel_regression import weight_matrix_figure
+    from figures.kernels_to_attention import nw_matrix, side_by_side
 
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(-3, 3, 200))

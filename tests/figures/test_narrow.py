@@ -16,11 +16,13 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from figures import attention as fa
+from figures import attention_shared as fshared
 from figures import in_context as fic
 from figures import kernel_approximation as fka
 from figures import kernel_regression as fkr
-from figures import multihead as fmh
+from figures import kernels_to_attention as fk2a
+from figures import multi_head as fmh
+from figures import scaled_dot_product as fa
 from figures import training as ftr
 from figures.common import (
     COLUMN_EM,
@@ -181,7 +183,7 @@ def test_line_panels_stack_with_a_legend_under_each_panel():
 
 def _heatmap_row(n: bool) -> go.Figure:
     panels = [("a", np.eye(3)), ("b", np.eye(3)), ("diff", np.eye(3) - 0.5)]
-    return fa.heatmap_row(
+    return fshared.heatmap_row(
         panels, x_labels=None, y_labels=None, x_title="k", y_title="q", signed_last=True, narrow=n
     )
 
@@ -197,7 +199,7 @@ def _qkv(n: bool) -> go.Figure:
 def _side_by_side(n: bool) -> go.Figure:
     x = np.linspace(-3, 3, 20)
     titles = ("kernel regression", "softmax attention")
-    return fa.side_by_side(np.eye(20), np.eye(20), x_query=x, x_train=x, titles=titles, x_title="key",
+    return fk2a.side_by_side(np.eye(20), np.eye(20), x_query=x, x_train=x, titles=titles, x_title="key",
                            y_title="query", narrow=n)  # fmt: skip
 
 

@@ -64,9 +64,9 @@ def test_only_loopback_is_a_target():
 
 
 def test_load_pages_are_lesson_pages_without_training():
-    from app import PAGES
+    from lessons import LESSONS
 
-    assert set(LOAD_PAGES) <= {url_path for _, url_path, _, _ in PAGES}
+    assert set(LOAD_PAGES) <= {lesson.url_path for lesson in LESSONS}
     assert not set(LOAD_PAGES) & {"home", "training", "in-context", "induction-heads"}
 
 

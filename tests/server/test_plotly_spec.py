@@ -15,6 +15,7 @@ import pytest
 
 import server
 from figures.common import HOUSE_TEMPLATE
+from lessons import LESSONS
 from server import plotly_spec
 from ui.plotly_spec import Marked, Marks
 
@@ -131,16 +132,7 @@ def test_plain_turns_arrays_into_typed_arrays_like_plotly():
     assert isinstance(fig.data[0].x, np.ndarray)  # the figure keeps its array
 
 
-PAGES = (
-    "kernel-regression",
-    "kernels-to-attention",
-    "scaled-dot-product",
-    "multi-head",
-    "kernel-approximation",
-)
-
-
-@pytest.mark.parametrize("page", [*PAGES, "in-context", "training", "induction-heads"])
+@pytest.mark.parametrize("page", [lesson.url_path for lesson in LESSONS])
 def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
     """Every figure a page draws (after one run of each page), ours against Plotly's ``to_dict``."""
     from tests.app.conftest import assert_clean, open_page
@@ -162,7 +154,7 @@ def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
 
 
 def _dk_like(vline: float | None = None) -> go.Figure:
-    from figures.attention import line_figure
+    from figures.kernels_to_attention import line_figure
 
     d_k = np.array([1, 4, 16, 64, 256])
     return line_figure(
@@ -172,7 +164,7 @@ def _dk_like(vline: float | None = None) -> go.Figure:
 
 
 def test_marks_over_a_cached_figure_are_the_figure_plotly_would_draw_with_them():
-    from figures.attention import vline_marks
+    from figures.attention_shared import vline_marks
 
     base = _dk_like()
     marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))
@@ -194,7 +186,7 @@ def test_marks_over_a_figure_send_the_same_json_with_and_without_the_fast_path()
     """``Marks.over`` (what ``ui.layout.show_figure`` passes) is a dict Plotly's own validation
     takes: the app draws the marker without the server layer, and the fast path changes nothing
     the browser gets."""
-    from figures.attention import vline_marks
+    from figures.attention_shared import vline_marks
 
     base = _dk_like()
     marks = Marks(*(tuple(part) for part in vline_marks(64, "now", log_x=True)))

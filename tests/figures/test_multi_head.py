@@ -1,10 +1,10 @@
-"""figures.multihead: the builders draw what they are given (one trace per head, marks where asked)."""
+"""figures.multi_head: the builders draw what they are given (one trace per head, marks where asked)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from figures import multihead as figs
+from figures import multi_head as figs
 
 
 def _maps(H: int, T: int) -> np.ndarray:

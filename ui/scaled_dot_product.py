@@ -1,7 +1,7 @@
-"""Cached wrappers and helpers for the two attention pages (kernels-to-attention, scaled-dot-product).
+"""Cached wrappers and helpers of the scaled-dot-product page.
 
-Pages never touch torch: these wrappers call ``core`` (``core.lessons.scaled_dot_product`` for the scaled
-dot-product page) and hand back numpy arrays in frozen dataclasses. Every cached function takes
+The page never touches torch: these wrappers call ``core.lessons.scaled_dot_product`` and hand back
+numpy arrays in frozen dataclasses. Every cached function takes
 only its arguments (no module globals) and keeps a bounded number of entries. The custom mask
 editor's state lives in one bound text control (``sdp_cmask``, see
 :func:`core.attention.mask_to_string`), so a hand-made mask is part of the URL; the data editor
@@ -10,25 +10,20 @@ only edits that text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import attention as attn
-from core import kernel_attention
-from core.lessons import kernels_to_attention as k2a
 from core.lessons import scaled_dot_product as aa
-from figures import attention as fa
+from figures import attention_shared
+from figures import scaled_dot_product as fa
 from ui import caching
 from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import cached_figure
-
-T = TypeVar("T")
 
 # Re-exported for the page (one vocabulary: the ids of core).
 SCALE_MODES = attn.SCALE_MODES
@@ -131,92 +126,6 @@ def text_control(label_key: str, *, key: str, value: str = "", help_key: str | N
 
 
 # ----------------------------------------------------------------------------------------------
-# kernels-to-attention
-# ----------------------------------------------------------------------------------------------
-
-
-@caching.data(max_entries=32)
-def k2a_nw_vs_attention(n: int, seed: int, bandwidth: float) -> k2a.NwVsAttention:
-    """:func:`core.lessons.kernels_to_attention.nw_vs_attention` (the post's three figures), cached."""
-    return k2a.nw_vs_attention(n, seed, bandwidth)
-
-
-@caching.data(max_entries=32)
-def k2a_query_weights(n: int, seed: int, bandwidth: float, x0: float) -> k2a.QueryWeights:
-    """:func:`core.lessons.kernels_to_attention.query_weights`, cached."""
-    return k2a.query_weights(n, seed, bandwidth, x0)
-
-
-@caching.data(max_entries=32)
-def k2a_dot_vs_gaussian(
-    n_vectors: int, dim: int, temperature: float, spread: float, seed: int
-) -> kernel_attention.DotVsGaussian:
-    """:func:`core.lessons.kernels_to_attention.random_dot_vs_gaussian` (keys' norms spread by
-    ``spread``), cached."""
-    return k2a.random_dot_vs_gaussian(n_vectors, dim, temperature, spread, seed)
-
-
-@dataclass(frozen=True)
-class LearnRun:
-    """The controls of one learnable-kernel run (what the shown result was trained with).
-
-    Defined here, not in the page: the page script runs anew on every rerun, and a class defined
-    there would be a new class each time, so a run kept in session state would never equal the
-    controls' run of a later rerun (dataclass equality needs the same class).
-    """
-
-    dims: str  # "1d": a bandwidth; "2d": a Mahalanobis metric
-    n: int
-    seed: int
-    steps: int
-    lr: float
-    h0: float  # the bandwidth at step 0
-
-
-@caching.data(max_entries=32)
-def _learned_bandwidth(
-    n: int, seed: int, steps: int, lr: float, h0: float, loo: bool
-) -> k2a.LearnedBandwidth:
-    """:func:`core.lessons.kernels_to_attention.learned_bandwidth`, cached."""
-    return k2a.learned_bandwidth(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
-
-
-@caching.data(max_entries=32)
-def _bandwidth_learning(loo: k2a.LearnedBandwidth, no_loo: k2a.LearnedBandwidth) -> k2a.BandwidthLearning:
-    """:func:`core.lessons.kernels_to_attention.bandwidth_learning` (the data, the truth, the LOO-CV
-    h), cached."""
-    return k2a.bandwidth_learning(loo, no_loo)
-
-
-@caching.data(max_entries=32)
-def _learned_metric(n: int, seed: int, steps: int, lr: float, h0: float, loo: bool) -> k2a.LearnedMetric:
-    """:func:`core.lessons.kernels_to_attention.learned_metric`, cached."""
-    return k2a.learned_metric(n, seed, leave_one_out=loo, steps=steps, lr=lr, init_bandwidth=h0)
-
-
-def _both_fits(learn: Callable[..., T], run: LearnRun, on_fit: Callable[[int], None] | None) -> tuple[T, T]:
-    """``learn`` with leave-one-out, then without; ``on_fit(k)`` after the k-th (a progress bar)."""
-    fits = []
-    for k, loo in enumerate((True, False), start=1):
-        fits.append(learn(run.n, run.seed, run.steps, run.lr, run.h0, loo))
-        if on_fit is not None:
-            on_fit(k)
-    return fits[0], fits[1]
-
-
-def k2a_learn(
-    run: LearnRun, on_fit: Callable[[int], None] | None = None
-) -> k2a.BandwidthLearning | k2a.MetricLearning:
-    """Train ``run`` with and without leave-one-out: a bandwidth (1-D) or a metric (2-D).
-
-    Each of the two fits is cached on its own; ``on_fit(k)`` is called after the k-th.
-    """
-    if run.dims == "1d":
-        return _bandwidth_learning(*_both_fits(_learned_bandwidth, run, on_fit))
-    return k2a.MetricLearning(*_both_fits(_learned_metric, run, on_fit))
-
-
-# ----------------------------------------------------------------------------------------------
 # scaled-dot-product: what the page-wide controls select, and cached figure builders
 # ----------------------------------------------------------------------------------------------
 
@@ -262,7 +171,7 @@ output_heatmap = cached_figure(fa.output_heatmap)
 qkv_heatmaps = cached_figure(fa.qkv_heatmaps)
 line_panels = cached_figure(fa.line_panels)
 pipeline_heatmaps = cached_figure(fa.pipeline_heatmaps)
-heatmap_row = cached_figure(fa.heatmap_row)
+heatmap_row = cached_figure(attention_shared.heatmap_row)
 normaliser_rows = cached_figure(fa.normaliser_rows)
 
 

@@ -1,4 +1,4 @@
-"""figures.attention's multi-panel figures: the pipeline heatmaps and the d_k line panels."""
+"""figures.scaled_dot_product's multi-panel figures: the pipeline heatmaps and the d_k line panels."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.attention import LinePanel, line_panels, panel_axes, pipeline_heatmaps, vline_marks
+from figures.attention_shared import vline_marks
+from figures.scaled_dot_product import LinePanel, line_panels, panel_axes, pipeline_heatmaps
 
 
 def _domain(fig: go.Figure, axis: str) -> tuple[float, float]:

@@ -21,7 +21,7 @@ from core.lessons.multi_head import (  # noqa: F401 (BROKEN_CODE, FIXED_CODE re-
     redundancy_vs_heads,
 )
 from core.positional import POSITIONAL_KINDS  # noqa: F401 (re-exported for the page)
-from figures import multihead as figs
+from figures import multi_head as figs
 from ui import caching
 from ui.layout import cached_figure
 

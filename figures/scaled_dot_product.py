@@ -1,4 +1,4 @@
-"""Figures of the two attention pages: pipeline heatmaps, the d_k experiment, normalisers, the bridge.
+"""Figures of the scaled-dot-product page: pipeline heatmaps, the d_k experiment, normalisers.
 
 Pure Plotly builders: arrays and translated strings in, ``go.Figure`` out. No Streamlit, no math
 beyond reshaping (a figure that needs a number receives it). Weight matrices are always drawn with
@@ -13,14 +13,13 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.attention_shared import bar_beside, legend_below, rule
 from figures.common import (
     BASE_FONT_SIZE,
     COLORBAR_MARGIN,
     DARK_GREY,
-    GREY,
     MARGIN_BOTTOM,
     MARGIN_LEFT,
-    MID_GREY,
     NARROW_CELL_FONT_SIZE,
     NARROW_COLORBAR_MARGIN,
     NARROW_FONT_SIZE,
@@ -31,17 +30,13 @@ from figures.common import (
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
-    WHITE,
     base_layout,
     cells_hold,
     grid_layout,
     heatmap,
     log_axis,
-    position_labels,
-    position_ticks,
     stacked_layout,
     stacked_size,
-    with_alpha,
 )
 
 #: Cells get their value written in them up to this many rows/columns.
@@ -65,16 +60,6 @@ def _cell_text(z: np.ndarray, fmt: str, special: Mapping[str, str] | None = None
                 cells.append(format(v, fmt))
         rows.append(cells)
     return rows
-
-
-def _legend_below(fig: go.Figure) -> go.Figure:
-    """Legend under the plot, so long series names never collide with the title."""
-    fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-        margin={"b": 130},
-        height=fig.layout.height + 70,
-    )
-    return fig
 
 
 def _line(i: int, dashed: bool) -> dict:
@@ -104,13 +89,6 @@ def _annotate(
     numbers = _cell_numbers(z, fmt, special, narrow=narrow)
     if numbers:
         fig.data[0].update(numbers)
-
-
-def _bar_beside(layout: dict, suffix: str, thickness: int = 12) -> dict:
-    """A colour bar just right of the panel whose axes end in ``suffix``, as tall as the panel."""
-    x1, (y0, y1) = layout[f"xaxis{suffix}"]["domain"][1], layout[f"yaxis{suffix}"]["domain"]
-    return {"x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2, "yanchor": "middle", "len": y1 - y0,
-            "thickness": thickness}  # fmt: skip
 
 
 def score_heatmap(
@@ -215,101 +193,6 @@ def output_heatmap(
     return fig
 
 
-def line_figure(
-    x: np.ndarray,
-    series: Mapping[str, np.ndarray],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    log_x: bool = False,
-    log_y: bool = False,
-    dashed: Sequence[str] = (),
-    hlines: Mapping[str, float] | None = None,
-    vline: float | None = None,
-    vline_text: str = "",
-    markers: bool = True,
-    height: int = 400,
-) -> go.Figure:
-    """Several named curves over a shared x; optional dashed series, labelled horizontal lines and
-    one vertical marker (e.g. the current d_k).
-
-    Built in one pass (traces, shapes and annotations as plain dicts, validated once): a figure
-    rebuilt on every step of a control should cost milliseconds.
-    """
-    traces = [
-        go.Scatter(
-            x=np.asarray(x),
-            y=np.asarray(y),
-            name=name,
-            mode="lines+markers" if markers else "lines",
-            line={"color": PALETTE[i % len(PALETTE)], "width": 3, "dash": "dash" if name in dashed else None},
-        )
-        for i, (name, y) in enumerate(series.items())
-    ]
-    shapes, annotations = [], []
-    for j, (name, value) in enumerate((hlines or {}).items()):
-        color = PALETTE[(len(series) + j) % len(PALETTE)]
-        shapes.append(_rule("y", value, {"color": color, "dash": "dot", "width": 2}))
-        annotations.append(
-            {"x": 0, "xref": "x domain", "y": value, "yref": "y", "text": name, "showarrow": False,
-             "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
-        )  # fmt: skip
-    if vline is not None:
-        marker_shapes, marker_notes = vline_marks(vline, vline_text, log_x=log_x)
-        shapes += marker_shapes
-        annotations += marker_notes
-    xaxis: dict = {"title": {"text": x_title}, **(log_axis(x) if log_x else {})}
-    if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
-        xs = np.asarray(x, dtype=float)
-        xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
-    yaxis = {"title": {"text": y_title}, **(log_axis(*series.values()) if log_y else {})}
-    layout = {
-        "xaxis": xaxis,
-        "yaxis": yaxis,
-        "shapes": shapes,
-        "annotations": annotations,
-        # legend under the plot, so long series names never collide with the title
-        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-    }
-    fig = base_layout(go.Figure(data=traces, layout=layout), title=title, height=height + 70)
-    fig.update_layout(margin={"b": 130})
-    return fig
-
-
-def vline_marks(
-    x: float, text: str, *, log_x: bool = False, axes: Sequence[str] = ("",)
-) -> tuple[list[dict], list[dict]]:
-    """The vertical marker of :func:`line_figure` (a dotted line at ``x`` labelled ``text``) as
-    (shapes, annotations) layout dicts: to draw on a figure built without it, so that moving the
-    marker (e.g. the current d_k) does not rebuild the figure (``ui.layout.show_figure(marks=)``).
-
-    ``axes`` are the suffixes of the panels to mark ("" for the first, "2", ...: :func:`line_panels`).
-    """
-    shapes, notes = [], []
-    for suffix in axes:
-        # a shape takes data coordinates; an annotation on a log axis takes log10 units
-        shapes.append(_rule("x", x, {"color": MID_GREY, "dash": "dot"}, suffix))
-        notes.append(
-            {"x": float(np.log10(x)) if log_x else x, "xref": f"x{suffix}", "y": 1.0,
-             "yref": f"y{suffix} domain", "text": text, "showarrow": False, "xanchor": "left",
-             "xshift": 3, "yanchor": "top", "bgcolor": with_alpha(WHITE, 0.8),
-             "font": {"size": 13, "color": MID_GREY}}
-        )  # fmt: skip
-    return shapes, notes
-
-
-def _rule(axis: str, value: float, line: dict, suffix: str = "") -> dict:
-    """A full-width horizontal (axis "y") or full-height vertical (axis "x") line shape at ``value``
-    on the panel whose axes end in ``suffix``."""
-    other = "x" if axis == "y" else "y"
-    return {
-        "type": "line", "line": line, "layer": "above",
-        f"{axis}0": value, f"{axis}1": value, f"{axis}ref": f"{axis}{suffix}",
-        f"{other}0": 0, f"{other}1": 1, f"{other}ref": f"{other}{suffix} domain",
-    }  # fmt: skip
-
-
 class LinePanel(NamedTuple):
     """One panel of :func:`line_panels`: named curves over the shared x.
 
@@ -335,12 +218,13 @@ def line_panels(
     panel_height: int = 330,
     narrow: bool = False,
 ) -> go.Figure:
-    """Several :func:`line_figure`-like panels over one shared x in one figure (a grid, row-major;
-    one panel per row when ``narrow``: a phone), each with its own y axis and its own legend under it.
+    """Several ``figures.kernels_to_attention.line_figure``-like panels over one shared x in one
+    figure (a grid, row-major; one panel per row when ``narrow``: a phone), each with its own y
+    axis and its own legend under it.
 
     One chart instead of one per panel: a step of a control that feeds them all redraws one chart
-    in the browser. Mark a value of x on every panel with :func:`vline_marks` (``axes`` from
-    ``panel_axes(len(panels), cols)``).
+    in the browser. Mark a value of x on every panel with ``figures.attention_shared.vline_marks``
+    (``axes`` from ``panel_axes(len(panels), cols)``).
 
     Args:
         x: (X,) shared x values (positive when ``log_x``).
@@ -375,7 +259,7 @@ def line_panels(
             )  # fmt: skip
         for j, (name, value) in enumerate((panel.hlines or {}).items()):
             color = PALETTE[(len(panel.series) + j) % len(PALETTE)]
-            shapes.append(_rule("y", value, {"color": color, "dash": "dot", "width": 2}, suffix))
+            shapes.append(rule("y", value, {"color": color, "dash": "dot", "width": 2}, suffix))
             annotations.append(
                 {"x": 0, "xref": f"x{suffix} domain", "y": value, "yref": f"y{suffix}", "text": name,
                  "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
@@ -456,7 +340,7 @@ def pipeline_heatmaps(
             special = {"nan": nan_text}
         trace = {
             "type": "heatmap", "z": shown, "x": list(x_labels), "y": list(y_labels), **scale,
-            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorbar": _bar_beside(layout, suffix),
+            "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "colorbar": bar_beside(layout, suffix),
             "hovertemplate": f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>",
         }  # fmt: skip
         data.append(trace | _cell_numbers(z, ".2f", special, narrow=narrow))
@@ -469,70 +353,6 @@ def pipeline_heatmaps(
         layout |= stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)
         return go.Figure({"data": data, "layout": layout})
     layout |= {"height": area + top + bottom, "margin": {"l": MARGIN_LEFT, "r": 80, "t": top, "b": bottom}}
-    return go.Figure({"data": data, "layout": layout})
-
-
-def heatmap_row(
-    panels: Sequence[tuple[str, np.ndarray]],
-    *,
-    x_labels: Sequence[str] | None,
-    y_labels: Sequence[str] | None,
-    x_title: str,
-    y_title: str,
-    title: str | None = None,
-    signed_last: bool = False,
-    height: int = 420,
-    narrow: bool = False,
-) -> go.Figure:
-    """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference.
-    One per row when ``narrow`` (a phone), each colour bar beside its panel."""
-    n = len(panels)
-    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    if narrow:
-        layout, axes, area, top = stacked_layout(
-            n,
-            titles=[p[0] for p in panels],
-            panel_height=200,
-            below=NARROW_X_AXIS,
-            margin_left=NARROW_MARGIN_LEFT,
-        )
-    else:
-        layout, axes = grid_layout(
-            1, n, titles=[p[0] for p in panels], horizontal_spacing=0.08, title_size=16
-        )
-    data = []
-    for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
-        z = np.asarray(z, dtype=float)
-        signed = signed_last and i == n - 1
-        bound = float(np.abs(z[np.isfinite(z)]).max()) if signed and np.isfinite(z).any() else 1.0
-        bound = bound if bound > 0 else 1e-16
-        trace = {
-            "type": "heatmap", "z": z, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-            "colorscale": SIGNED_COLORSCALE if signed else WEIGHT_COLORSCALE,
-            "zmin": -bound if signed else 0.0, "zmax": bound if signed else 1.0,
-            "showscale": signed or i == n - 1,
-            "hovertemplate": "%{y} → %{x}<br>%{z:.4g}<extra></extra>",
-        }  # fmt: skip
-        if x_labels is not None:
-            trace["x"] = list(x_labels)
-        if y_labels is not None:
-            trace["y"] = list(y_labels)
-        if signed or i == n - 1:
-            trace["colorbar"] = (
-                _bar_beside(layout, suffix) if narrow else {"x": 1.02, "len": 0.9, "thickness": 14}
-            )
-        data.append(trace)
-        layout[f"yaxis{suffix}"] |= {
-            "autorange": "reversed",
-            "title": {"text": y_title if i == 0 or narrow else ""},
-        }
-        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
-    if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
-        return go.Figure({"data": data, "layout": layout})
-    layout |= {"title": {"text": title}, "height": height,
-               "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
-                          "b": MARGIN_BOTTOM}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -597,163 +417,6 @@ def qkv_heatmaps(
     return go.Figure({"data": data, "layout": layout})
 
 
-def weight_distribution(
-    x_train: np.ndarray,
-    weights_nw: np.ndarray,
-    weights_att: np.ndarray,
-    *,
-    x0: float,
-    title: str,
-    x_title: str,
-    y_title: str,
-    name_nw: str,
-    name_att: str,
-    name_query: str,
-    height: int = 400,
-) -> go.Figure:
-    """The post's first figure: one query's weights over the samples x_i (NW filled curve, attention dots)."""
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=x_train,
-            y=weights_nw,
-            name=name_nw,
-            mode="lines",
-            fill="tozeroy",
-            line={"color": PALETTE[0], "width": 2},
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x_train, y=weights_att, name=name_att, mode="markers", marker={"color": PALETTE[1], "size": 7}
-        )
-    )
-    fig.add_vline(x=x0, line={"color": DARK_GREY, "dash": "dot"}, annotation_text=name_query)
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
-    return _legend_below(base_layout(fig, title=title, height=height))
-
-
-def nw_matrix(
-    w: np.ndarray,
-    *,
-    x_query: np.ndarray,
-    x_train: np.ndarray,
-    title: str,
-    x_title: str,
-    y_title: str,
-    height: int = 460,
-    narrow: bool = False,
-) -> go.Figure:
-    """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples
-    (ticks at round positions, fewer when ``narrow``: a phone)."""
-    xs, ys = position_labels(x_train), position_labels(x_query)
-    count = 5 if narrow else 10
-    fig = heatmap(
-        np.asarray(w, dtype=float),
-        x=xs,
-        y=ys,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=WEIGHT_COLORSCALE,
-        zmin=0.0,
-        height=height,
-        x_axis=position_ticks(x_train, xs, count),
-        y_axis=position_ticks(x_query, ys, count),
-    )
-    return fig
-
-
-def side_by_side(
-    w_nw: np.ndarray,
-    w_att: np.ndarray,
-    *,
-    x_query: np.ndarray,
-    x_train: np.ndarray,
-    titles: tuple[str, str],
-    x_title: str,
-    y_title: str,
-    title: str | None = None,
-    height: int = 440,
-    narrow: bool = False,
-) -> go.Figure:
-    """The post's third figure: the NW weight matrix and the attention weight matrix, side by side
-    (one above the other when ``narrow``: a phone)."""
-    zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
-    count = 5 if narrow else 7
-    if narrow:
-        layout, axes, area, top = stacked_layout(
-            2, titles=titles, panel_height=220, below=NARROW_X_AXIS, margin_left=NARROW_MARGIN_LEFT
-        )
-    else:
-        layout, axes = grid_layout(1, 2, titles=titles, horizontal_spacing=0.1, title_size=16)
-    xs, ys = position_labels(x_train), position_labels(x_query)
-    data = []
-    for i, (w, suffix) in enumerate(zip((w_nw, w_att), axes, strict=True)):
-        data.append(
-            {"type": "heatmap", "z": np.asarray(w, dtype=float), "x": xs, "y": ys, "xaxis": f"x{suffix}",
-             "yaxis": f"y{suffix}", "colorscale": WEIGHT_COLORSCALE, "zmin": 0, "zmax": zmax,
-             "showscale": i == 1, "hovertemplate": "x_i %{x}<br>x %{y}<br>%{z:.4g}<extra></extra>"}
-        )  # fmt: skip
-        if narrow:
-            data[-1]["colorbar"] = _bar_beside(layout, suffix)
-        layout[f"yaxis{suffix}"] |= {
-            "autorange": "reversed",
-            **position_ticks(x_query, ys, count),
-            "title": {"text": y_title if i == 0 or narrow else ""},
-        }
-        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, count), "title": {"text": x_title}}
-    if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
-        return go.Figure({"data": data, "layout": layout})
-    layout |= {
-        "title": {"text": title},
-        "height": height,
-        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
-    }
-    return go.Figure({"data": data, "layout": layout})
-
-
-def fit_figure(
-    x: np.ndarray,
-    y: np.ndarray,
-    grid: np.ndarray,
-    curves: Mapping[str, np.ndarray],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    samples_name: str,
-    dashed: Sequence[str] = (),
-    height: int = 420,
-) -> go.Figure:
-    """Samples as dots and named fitted curves over a grid."""
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=y, mode="markers", name=samples_name, marker={"color": GREY, "size": 5, "opacity": 0.6}
-        )
-    )
-    for i, (name, c) in enumerate(curves.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=grid,
-                y=c,
-                mode="lines",
-                name=name,
-                line={
-                    "color": PALETTE[i % len(PALETTE)],
-                    "width": 3,
-                    "dash": "dash" if name in dashed else None,
-                },
-            )
-        )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title)
-    return _legend_below(base_layout(fig, title=title, height=height))
-
-
 def normaliser_rows(
     x_train: np.ndarray,
     rows: Mapping[str, np.ndarray],
@@ -806,23 +469,4 @@ def normaliser_rows(
     )
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
-    return _legend_below(base_layout(fig, title=title, height=height))
-
-
-def bar_figure(
-    categories: Sequence[str],
-    series: Mapping[str, np.ndarray],
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    height: int = 360,
-) -> go.Figure:
-    """Grouped bars: one group per category, one bar per named series."""
-    fig = go.Figure()
-    for i, (name, values) in enumerate(series.items()):
-        fig.add_trace(go.Bar(x=list(categories), y=np.asarray(values), name=name, marker_color=PALETTE[i]))
-    fig.update_xaxes(title=x_title, type="category")
-    fig.update_yaxes(title=y_title)
-    fig.update_layout(barmode="group")
-    return _legend_below(base_layout(fig, title=title, height=height))
+    return legend_below(base_layout(fig, title=title, height=height))
