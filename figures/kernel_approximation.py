@@ -32,9 +32,18 @@ from figures.common import (
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
+    # anchored to the figure's bottom edge, not the plot's: a legend of three rows (a narrow column)
+    # hung at a fixed fraction under the plot reached up into the x axis's title
     fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-        margin={"b": 150},  # the legend's room: a margin Plotly must grow draws the figure twice
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 0,
+            "yref": "container",
+            "xanchor": "left",
+            "x": 0,
+        },
+        margin={"b": 170},  # the legend's room: a margin Plotly must grow draws the figure twice
     )
     return fig
 
@@ -227,7 +236,9 @@ def matrices_row(
                 trace["colorbar"] = {"x": 1.01, "xanchor": "left", "y": highest, "yanchor": "top",
                                      "len": highest - lowest, "thickness": 12}  # fmt: skip
         data.append(trace)
-        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or own or narrow,
+        # the difference panel's rows are the first panel's: its own labels met the shared colour
+        # bar's tick labels in the gap between them
+        layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or narrow,
                                      "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
     if narrow:

@@ -22,6 +22,7 @@ from figures.common import (
     NARROW_X_AXIS,
     PALETTE,
     WEIGHT_COLORSCALE,
+    WHITE,
     base_layout,
     grid_layout,
     heatmap,
@@ -30,6 +31,7 @@ from figures.common import (
     position_ticks,
     stacked_layout,
     stacked_size,
+    with_alpha,
 )
 
 DATA_COLOR = GREY
@@ -410,6 +412,7 @@ def _claim_band(claim: tuple[float, float], name: str) -> tuple[dict, dict]:
         "xanchor": "left",
         "yanchor": "top",
         "font": {"size": 14},
+        "bgcolor": with_alpha(WHITE, 0.85),  # readable where the current h's dotted line crosses it
     }
     return band, note
 

@@ -319,7 +319,10 @@ def similarity_matrix(
         height=max(420, min(760, 160 + 22 * H)),
         hover_template="%{y} · %{x}<br>%{z:.3f}<extra></extra>",
     )
-    fig.update_traces(colorbar={"title": colorbar_title}, selector={"type": "heatmap"})
+    # the title along the bar: above it, it met the legend of circled pairs and the top tick label
+    fig.update_traces(
+        colorbar={"title": {"text": colorbar_title, "side": "right"}}, selector={"type": "heatmap"}
+    )
     fig.update_xaxes(type="category", tickangle=-45)
     fig.update_yaxes(type="category")
     if pairs:

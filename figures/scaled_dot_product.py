@@ -37,7 +37,15 @@ from figures.common import (
     log_axis,
     stacked_layout,
     stacked_size,
+    text_px,
+    wrap_px,
 )
+
+#: Width (px) a heatmap's title may take in a half-width chart (two columns beside the sidebar at
+#: 1400 px: ~445 px less the title's padding); a longer one is wrapped.
+HALF_TITLE_PX = 410
+#: Size (px) of a desktop chart's title in Streamlit's chart theme, and of one more line of it.
+TITLE_PX = 17
 
 #: Cells get their value written in them up to this many rows/columns.
 MAX_ANNOTATED = 12
@@ -145,11 +153,16 @@ def weights_heatmap(
     """Attention / kernel weights (L, S) on [0, 1]; NaN cells (undefined rows) blank and labelled;
     values written in cells that hold them (``narrow``: a phone's)."""
     w = np.asarray(w, dtype=float)
+    wrapped = (
+        title
+        if narrow or text_px(title, TITLE_PX) <= HALF_TITLE_PX
+        else wrap_px(title, HALF_TITLE_PX, TITLE_PX)
+    )
     fig = heatmap(
         w,
         x=None if x_labels is None else list(x_labels),
         y=None if y_labels is None else list(y_labels),
-        title=title,
+        title=wrapped,
         x_title=x_title,
         y_title=y_title,
         colorscale=WEIGHT_COLORSCALE,
@@ -157,6 +170,7 @@ def weights_heatmap(
         zmax=1.0,
         height=height,
     )
+    fig.layout.margin.t += round(1.3 * TITLE_PX) * wrapped.count("<br>")  # a wrapped title's room
     if annotate:
         _annotate(fig, w, ".2f", {"nan": nan_text}, narrow=narrow)
     return fig

@@ -7,7 +7,7 @@ import streamlit as st
 from lessons import LESSONS
 from ui.i18n import t
 from ui.layout import dictionary_table, page_header
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 
 def formulas() -> None:
@@ -16,19 +16,16 @@ def formulas() -> None:
         r"{\sum_j K\!\left(\frac{x - x_j}{h}\right)}\, y_i"
     )
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
-    heading("home.mapping_title")
     dictionary_table()
 
 
 def lesson_map() -> None:
-    heading("home.map_title")
     for i, lesson in enumerate(LESSONS, start=1):
         st.page_link(lesson.script, label=f"{i}. {t(lesson.title_key)}")
         st.caption(t(lesson.blurb_key))
 
 
 def in_class() -> None:
-    heading("home.class_title")
     st.markdown(t("home.class_body"))
 
 

@@ -7,9 +7,8 @@ the page measures in ``core.lessons.in_context``; the figures in ``figures.in_co
 
 from __future__ import annotations
 
-import time
 from functools import partial
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import streamlit as st
 
@@ -17,36 +16,38 @@ from core import in_context as icl
 from core.in_context import ICLConfig, ICLRun, References
 from core.lessons import in_context as lesson
 from core.lessons.in_context import Sweep
-from figures import in_context as lesson_figures
 from ui import classroom, questions
 from ui import in_context as lesson_ui
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
-from ui.live_run import RedrawClock
-from ui.sections import Section, heading, run_sections
+from ui.layout import page_header, show_figure, table
+from ui.questions import Question
+from ui.sections import Section, run_sections
 
-#: While training, charts are redrawn at most this often, and so that redraws take at most about a
-#: ninth of the time (``ui.live_run.RedrawClock``); progress and status at most every 0.2 s.
-CHART_INTERVAL_S = 0.7
-STATUS_INTERVAL_S = 0.2
 #: At most this many ellipses drawn for the window over training.
 ELLIPSES = 10
-
-#: The page's figure builders, each cached on its inputs (made once per process, not per run).
-cached = cached_figures(lesson_figures)
-task_figure = cached.task_figure
-bandwidth_figure = cached.bandwidth_figure
-error_figure = cached.error_figure
-ellipse_figure = cached.ellipse_figure
-sweep_figure = cached.sweep_figure
-error_bars = cached.error_bars
-
-NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
 
 
 #: A bandwidth that moves by less than this factor counts as "about the same" in the questions.
 SAME_FACTOR = 1.1
 TREND_CHOICES = {"narrower": "q.ic_narrower", "wider": "q.ic_wider", "same": "q.ic_same"}
+#: Before training: the oracle's bandwidth at 2L against the one at L.
+STEEPER = Question("ic_steeper", choices=TREND_CHOICES, choice_kwargs={"factor": SAME_FACTOR})
+#: After training: where the learned bandwidth ended, against the oracle's.
+LEARNED = Question(
+    "ic_learned_h",
+    prompt_key="q.ic_learned_prompt",
+    explain_key="q.ic_learned_explain",
+    choices={k: f"q.ic_learned_{k}" for k in ("match", "wide", "narrow")},
+    choice_kwargs={"pct": f"{lesson_ui.AT_ORACLE_RTOL:.0%}"},
+)
+#: After the sweep: more context, narrower or wider bandwidth?
+MORE_CONTEXT = Question(
+    "ic_more_context",
+    prompt_key="q.ic_context_prompt",
+    explain_key="q.ic_context_explain",
+    choices=TREND_CHOICES,
+    choice_kwargs={"factor": SAME_FACTOR},
+)
 
 
 def _trend(before: float, after: float) -> str:
@@ -66,15 +67,10 @@ def _lipschitz_question(config: ICLConfig, refs: References) -> None:
     def steeper_h() -> float:
         return lesson_ui.references(config.replace(lipschitz=2 * config.lipschitz), loo=False).oracle_h
 
-    questions.ask(
-        "ic_steeper",
-        prompt_key="q.ic_steeper_prompt",
-        prompt_kwargs=lips,
-        choices=TREND_CHOICES,
-        choice_kwargs={"factor": SAME_FACTOR},
-        answer=lambda: _trend(refs.oracle_h, steeper_h()),
-        explain_key="q.ic_steeper_explain",
-        explain_kwargs=lambda: lips | {"h": f"{refs.oracle_h:.3f}", "h2": f"{steeper_h():.3f}"},
+    STEEPER.ask(
+        lambda: _trend(refs.oracle_h, steeper_h()),
+        prompt=lips,
+        explain=lambda: lips | {"h": f"{refs.oracle_h:.3f}", "h2": f"{steeper_h():.3f}"},
     )
 
 
@@ -82,175 +78,15 @@ def _learned_question(run: ICLRun, refs: References) -> None:
     """After training: where the learned bandwidth ended, against the oracle (the page's verdict)."""
     h = run.bandwidth[-1]
     outcome = {"ic.verdict_h_match": "match", "ic.verdict_h_wide": "wide", "ic.verdict_h_narrow": "narrow"}
-    questions.ask(
-        "ic_learned_h",
-        prompt_key="q.ic_learned_prompt",
-        prompt_kwargs={"steps": run.steps_done, "oracle_h": f"{refs.oracle_h:.3f}"},
-        choices={k: f"q.ic_learned_{k}" for k in ("match", "wide", "narrow")},
-        choice_kwargs={"pct": f"{lesson_ui.AT_ORACLE_RTOL:.0%}"},
-        answer=outcome[lesson_ui.verdict_bandwidth(h, refs.oracle_h)],
-        explain_key="q.ic_learned_explain",
-        explain_kwargs={
+    LEARNED.ask(
+        outcome[lesson_ui.verdict_bandwidth(h, refs.oracle_h)],
+        prompt={"steps": run.steps_done, "oracle_h": f"{refs.oracle_h:.3f}"},
+        explain={
             "h": f"{h:.3f}",
             "oracle_h": f"{refs.oracle_h:.3f}",
             "loo_h": f"{refs.loo_h_median:.3f}",
         },
     )
-
-
-def names() -> dict[str, str]:
-    return {k: t(f"ic.legend_{k}") for k in NAMES}
-
-
-class LiveView:
-    """The placeholders that change while the unit trains, and how to draw a run into them."""
-
-    def __init__(self) -> None:
-        self.progress = st.empty()
-        self.status = st.empty()
-        left, right = st.columns(2)
-        self.bandwidth, self.error = left.empty(), right.empty()
-        self.task = st.empty()
-        self.draws = 0
-        self.last_status = -float("inf")
-        self.clock = RedrawClock(CHART_INTERVAL_S)
-
-    def draw(
-        self, config: ICLConfig, refs: References, run: ICLRun | None = None, *, live: bool = False
-    ) -> None:
-        """Status, bandwidth and error charts and one context; ``run`` None: before training."""
-        now = time.monotonic()
-        if live and now - self.last_status < STATUS_INTERVAL_S:
-            return
-        self.last_status = now
-        done = run.steps_done if run is not None else 0
-        self.progress.progress(
-            min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
-        )
-        questions.reveal("ic_learned_h", partial(self._draw_status, refs, run), placeholder=False)
-        if live and not self.clock.due():
-            return
-        started = time.perf_counter()
-        self.draws += 1
-        build = lesson_figures if live else _Cached  # live frames change every draw: not worth caching
-        # the learned bandwidth, and one context's weights, answer the question about it
-        draw = partial(self._draw_bandwidth, build, config, refs, run)
-        questions.reveal("ic_learned_h", draw, where=self.bandwidth)
-        self._draw_error(build, config, refs, run)
-        draw = partial(self._draw_task, build, config, refs, run)
-        questions.reveal("ic_learned_h", draw, where=self.task, placeholder=False)
-        self.clock.done(started)
-
-    def _draw_status(self, refs: References, run: ICLRun | None) -> None:
-        """Before training: press Train (and when LOO-CV comes); then steps, h and error vs the oracle."""
-        if run is None:
-            loo_note = "" if refs.loo_error is not None else "\n\n" + t("ic.loo_on_train")
-            self.status.info(t("ic.press_train") + loo_note)
-            return
-        self.status.caption(
-            t(
-                "ic.status",
-                steps=run.steps_done,
-                h=run.bandwidth[-1],
-                oracle_h=refs.oracle_h,
-                error=run.test_error[-1],
-                oracle_error=refs.oracle_error,
-                rate=run.steps_done / run.seconds if run.seconds else 0.0,
-            )
-        )
-
-    def _draw_bandwidth(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
-        """The learned bandwidth over the steps, against the oracle's and LOO-CV's."""
-        fig = build.bandwidth_figure(
-            tuple(range(len(run.bandwidth))) if run is not None else (),
-            tuple(run.bandwidth) if run is not None else (),
-            _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
-            max_steps=_max_steps(config, run),
-            names=names(),
-            title=t("ic.bandwidth_title"),
-            x_title=t("ic.axis_step"),
-            y_title=t("ic.axis_bandwidth"),
-        )
-        with self.bandwidth.container():
-            show_figure(
-                fig,
-                key=f"ic_bw_fig_{self.draws}",
-                look_for_key="ic.bandwidth_look" + _no_loo(refs),
-                code=icl.train_icl,
-            )
-
-    def _draw_error(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
-        """The held-out error over the steps, against the reference lines."""
-        fig = build.error_figure(
-            tuple(run.eval_steps) if run is not None else (),
-            tuple(run.test_error) if run is not None else (),
-            _measured(
-                {
-                    "oracle": refs.oracle_error,
-                    "loo": refs.loo_error,
-                    "mean": refs.mean_error,
-                    "floor": refs.noise_floor,
-                }
-            ),
-            max_steps=_max_steps(config, run),
-            names=names(),
-            title=t("ic.error_title"),
-            x_title=t("ic.axis_step"),
-            y_title=t("ic.axis_error"),
-        )
-        with self.error.container():
-            show_figure(
-                fig,
-                key=f"ic_err_fig_{self.draws}",
-                look_for_key="ic.error_look" + _no_loo(refs),
-                code=icl.train_icl,
-            )
-
-    def _draw_task(self, build: Any, config: ICLConfig, refs: References, run: ICLRun | None) -> None:
-        """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
-        m = run.m if run is not None else lesson_ui.identity(config.dim)
-        view = lesson_ui.context_view(config, m, refs.oracle_h)
-        fig = build.task_figure(
-            view.grid_s,
-            view.grid_f,
-            view.ctx_s,
-            view.ctx_y,
-            view.query_s,
-            {"attention": view.pred_attention, "oracle": view.pred_oracle},
-            {"attention": view.w_attention, "oracle": view.w_oracle},
-            names=names(),
-            title=t("ic.task_title"),
-            x_title=t(f"ic.axis_{view.coordinate}"),
-            y_title=t("ic.axis_y"),
-            w_title=t("ic.axis_weight"),
-        )
-        with self.task.container():
-            show_figure(
-                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=lesson.context_view
-            )
-
-
-def _max_steps(config: ICLConfig, run: ICLRun | None) -> int:
-    """The step axis' extent: the planned steps, or more once stepping went past them."""
-    return max(config.steps, run.steps_done if run is not None else 0)
-
-
-def _no_loo(refs: References) -> str:
-    """The suffix of a chart note's key before LOO-CV is measured (the notes say when it comes)."""
-    return "_no_loo" if refs.loo_error is None else ""
-
-
-def _measured(lines: dict[str, float | None]) -> dict[str, float]:
-    """The reference lines that were measured (LOO-CV is None until Train is pressed)."""
-    return {role: value for role, value in lines.items() if value is not None}
-
-
-class _Cached:
-    """The cached builders under the builder names (static draws: same inputs, same figure)."""
-
-    bandwidth_figure = staticmethod(bandwidth_figure)
-    error_figure = staticmethod(error_figure)
-    task_figure = staticmethod(task_figure)
 
 
 def idea_section() -> None:
@@ -285,7 +121,7 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
         _lipschitz_question(shown, refs)
     elif not training and run.steps_done >= run.config.steps:
         _learned_question(run, refs)  # a finished run: before the charts, they show where h ended
-    view = LiveView()
+    view = lesson_ui.LiveView()
     if training:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
@@ -294,7 +130,9 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
     return run
 
 
-def _train_and_rerun(view: LiveView, config: ICLConfig, run: ICLRun | None, refs: References) -> NoReturn:
+def _train_and_rerun(
+    view: lesson_ui.LiveView, config: ICLConfig, run: ICLRun | None, refs: References
+) -> NoReturn:
     """Train inside this script run, redrawing ``view`` as it goes, then rerun the page."""
     if run is not None and run.config.same_run_as(config):
         view.draw(run.config, refs, run, live=True)
@@ -331,7 +169,6 @@ def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
 
 def window_section(run: ICLRun | None) -> None:
     """The window of M as an ellipse over training, against the hidden direction b."""
-    heading("ic.window_title")
     st.markdown(t("ic.window_intro"))
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
@@ -339,16 +176,7 @@ def window_section(run: ICLRun | None) -> None:
     shape = lesson_ui.window_snapshots(run, ELLIPSES)
     col_fig, col_numbers = st.columns([3, 2])
     with col_fig:
-        fig = ellipse_figure(
-            shape.matrices,
-            shape.steps,
-            shape.b,
-            cap=shape.cap,
-            names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
-            title=t("ic.ellipse_title"),
-            x_title=t("ic.axis_plane_x" if run.config.dim > 2 else "ic.axis_x1"),
-            y_title=t("ic.axis_plane_y" if run.config.dim > 2 else "ic.axis_x2"),
-        )
+        fig = lesson_ui.window_chart(shape, run.config.dim)
         ellipse_code = (lesson.plane_of, lesson.window_of)
         show_figure(fig, key="ic_ellipse_fig", look_for_key="ic.ellipse_look", code=ellipse_code)
         drawn = float(shape.window.across_b[0])  # the direction across b the ellipse is drawn in
@@ -369,7 +197,6 @@ def window_section(run: ICLRun | None) -> None:
 @st.fragment
 def compare_section(config: ICLConfig) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
-    heading("ic.compare_title")
     st.markdown(t("ic.compare_intro"))
     lesson_ui.request_button("compare", "ic.btn_compare", ":material/balance:")
     result = lesson_ui.comparison(config, on_wait=lambda: st.caption(lesson_ui.LIVE.waiting_message()))
@@ -377,28 +204,18 @@ def compare_section(config: ICLConfig) -> None:
         st.caption(t("ic.compare_hint"))
         return
     errors, refs = result
-    labels = [
-        t("ic.attention_softmax"),
-        t("ic.attention_linear"),
-        t("ic.legend_oracle"),
-        t("ic.legend_floor"),
-    ]
-    values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
-    fig = error_bars(
-        labels,
-        values,
-        ["attention", "linear", "oracle", "floor"],
-        title=t("ic.compare_fig_title"),
-        y_title=t("ic.axis_mse"),
+    show_figure(
+        lesson_ui.compare_chart(errors, refs),
+        key="ic_compare_fig",
+        look_for_key="ic.compare_look",
+        code=icl.train_icl,
     )
-    show_figure(fig, key="ic_compare_fig", look_for_key="ic.compare_look", code=icl.train_icl)
     st.markdown(t("ic.compare_verdict", ratio=errors["linear"][0] / errors["softmax"][0]))
 
 
 @st.fragment
 def sweep_section(config: ICLConfig) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
-    heading("ic.sweep_title")
     st.markdown(t("ic.sweep_intro"))
     lesson_ui.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
     result = _sweep_with_progress(config)
@@ -426,15 +243,10 @@ def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
 def _context_question(result: Sweep) -> None:
     """After the sweep: more context, narrower or wider bandwidth? (The sweep's own numbers.)"""
     n0, n1 = int(result.n_context[0]), int(result.n_context[-1])
-    questions.ask(
-        "ic_more_context",
-        prompt_key="q.ic_context_prompt",
-        prompt_kwargs={"n0": n0, "n1": n1},
-        choices=TREND_CHOICES,
-        choice_kwargs={"factor": SAME_FACTOR},
-        answer=_trend(float(result.learned_n[0]), float(result.learned_n[-1])),
-        explain_key="q.ic_context_explain",
-        explain_kwargs={
+    MORE_CONTEXT.ask(
+        _trend(float(result.learned_n[0]), float(result.learned_n[-1])),
+        prompt={"n0": n0, "n1": n1},
+        explain={
             "n0": n0,
             "n1": n1,
             "h0": f"{result.learned_n[0]:.3f}",
@@ -447,20 +259,9 @@ def _context_question(result: Sweep) -> None:
 
 def _show_sweep(result: Sweep) -> None:
     """The learned and oracle bandwidths along L and n, the trends' table and how long it took."""
-    fig = sweep_figure(
-        result.lipschitz,
-        result.noise,
-        result.learned_l,
-        result.oracle_l,
-        result.n_context,
-        result.learned_n,
-        result.oracle_n,
-        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
-        titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
-        x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
-        y_title=t("ic.axis_bandwidth"),
+    show_figure(
+        lesson_ui.sweep_chart(result), key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep
     )
-    show_figure(fig, key="ic_sweep_fig", look_for_key="ic.sweep_look", code=lesson.sweep)
     table(lesson_ui.trend_rows(result))
     note = lesson_ui.sweep_note(result)
     if note:
@@ -469,7 +270,6 @@ def _show_sweep(result: Sweep) -> None:
 
 
 def takeaway_section() -> None:
-    heading("ic.takeaway_title")
     st.markdown(t("ic.takeaway"))
 
 
@@ -481,7 +281,7 @@ def render() -> None:
     with classroom.controls_area():
         config = controls_section()
     sections = [
-        Section("ic.live_title", partial(live_section, config)),
+        Section("ic.live_title", partial(live_section, config), level=None),
         Section("ic.window_title", lambda: window_section(lesson_ui.LIVE.current())),  # the run on screen
     ]
     if config is not None:

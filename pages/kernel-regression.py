@@ -15,16 +15,12 @@ import streamlit as st
 from core import nadaraya_watson as nw
 from core.csv_data import CsvError
 from core.data import TARGETS, X_HIGH, X_LOW
-from core.kernels import FORMULAS, KERNELS
-from figures import kernel_regression as lesson_figures
+from core.kernels import FORMULAS, KERNELS, SUPPORT
 from ui import classroom, controls, questions
 from ui import kernel_regression as lesson_ui
 from ui.i18n import t
-from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
-from ui.sections import Section, heading, run_sections
-
-#: The page's figure builders, each cached on its inputs (a rerun with nothing changed builds none).
-figs = cached_figures(lesson_figures)
+from ui.layout import dictionary_table, page_header, show_figure, table
+from ui.sections import Section, run_sections
 
 #: Controls that only exist for uploaded data (their ranges follow the file's x range).
 CSV_KEYS = ("kr_h_csv", "kr_xq_csv")
@@ -154,7 +150,6 @@ def query_control(data: lesson_ui.PageData, key: str, *, where) -> float:
 
 
 def formula_and_mapping(kernel: str) -> None:
-    heading("kr.formula_header")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^{N} w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{h}\right)}{\sum_{j=1}^{N} K\!\left(\frac{x - x_j}{h}\right)}"
@@ -168,7 +163,6 @@ def formula_and_mapping(kernel: str) -> None:
 
 def post_claims_section() -> None:
     """The post's claims, measured on its own data."""
-    heading("kr.claims_header")
     with st.spinner(t("kr.computing")):
         claims = lesson_ui.post_claims()
     h_g, cv_g = claims.best["gaussian"]
@@ -212,7 +206,6 @@ def post_claims_section() -> None:
 
 
 def loop_vs_matrix(data: lesson_ui.PageData, h: float) -> None:
-    heading("kr.timing_header")
     st.markdown(t("kr.timing_body", points=lesson_ui.FIT_POINTS, n=data.x.size))
     st.button(t("kr.timing_button"), key="kr_time", icon=":material/timer:", on_click=_request_timing)
     if st.session_state.pop("kr_timing_requested", False):
@@ -250,10 +243,9 @@ class View:
 
 
 def fit_section(v: View) -> None:
-    heading("kr.fit_header")
     data, h = v.data, v.h
     fit = lesson_ui.fit(data.x, data.y, data.grid, v.kernel, h)
-    fig = figs.fit_figure(
+    fig = lesson_ui.fit_figure(
         data.x,
         data.y,
         data.grid,
@@ -287,7 +279,6 @@ def fit_section(v: View) -> None:
 
 def row_section(v: View) -> None:
     """One query's weights: a row of the attention map (drawn once its question is answered)."""
-    heading("kr.row_header")
     data, xq = v.data, v.xq
     q = lesson_ui.query_row(data.x, data.y, xq, v.kernel, v.h)
     active = q.active
@@ -311,7 +302,7 @@ def _row_figure(v: View, q: lesson_ui.QueryRow) -> None:
     """The weights of the query x* over the samples, and the estimate they give."""
     data, xq = v.data, v.xq
     row, y_hat, active = q.weights, q.y_hat, q.active
-    fig = figs.attention_row_figure(
+    fig = lesson_ui.attention_row_figure(
         data.x,
         data.y,
         row,
@@ -333,7 +324,6 @@ def _row_figure(v: View, q: lesson_ui.QueryRow) -> None:
 
 
 def matrix_section(v: View) -> None:
-    heading("kr.matrix_header")
     queries = lesson_ui.heatmap_queries(v.data.grid)
     row = lesson_ui.nearest_row(queries, v.xq)  # the matrix row nearest to x*
     questions.ask(
@@ -357,7 +347,7 @@ def matrix_section(v: View) -> None:
             "x_row": f"{queries[row]:.3g}",
         },
     )
-    fig = figs.weight_matrix_figure(
+    fig = lesson_ui.weight_matrix_figure(
         lesson_ui.weights(v.data.x, queries, v.kernel, v.h),
         v.data.x,
         queries,
@@ -371,9 +361,8 @@ def matrix_section(v: View) -> None:
 
 
 def kernels_section(v: View) -> None:
-    heading("kr.kernels_header")
     u = lesson_ui.KERNEL_U
-    fig = figs.kernel_shapes_figure(
+    fig = lesson_ui.kernel_shapes_figure(
         u,
         lesson_ui.kernel_shapes(u),
         names={k: t(f"kr.kernel_{k}") for k in KERNELS},
@@ -387,7 +376,6 @@ def kernels_section(v: View) -> None:
 
 def cv_section(v: View) -> None:
     """Leave-one-out CV and h*, with a button that sets the slider to it."""
-    heading("kr.cv_header")
     data, kernel = v.data, v.kernel
     with st.spinner(t("kr.computing")):
         cv = lesson_ui.cv_curve(data.x, data.y, kernel, tuple(v.h_grid))
@@ -409,7 +397,7 @@ def cv_section(v: View) -> None:
 def _cv_figure(v: View, cv: Sequence[float], h_star: float, cv_star: float) -> None:
     """The CV curve against h, with h* and the current h."""
     data, kernel = v.data, v.kernel
-    fig = figs.cv_figure(
+    fig = lesson_ui.cv_figure(
         tuple(v.h_grid),
         cv,
         h_star=h_star,
@@ -443,12 +431,14 @@ def _cv_question(v: View, cv: Sequence[float], cv_star: float) -> None:
             "cv_min": f"{smallest:.4f}",
             "cv_star": f"{cv_star:.4f}",
             "kernel": v.kernel_name,
+            "never_zero": t("kr.list_sep").join(
+                t(f"kr.kernel_{k}") for k, r in SUPPORT.items() if math.isinf(r)
+            ),
         },
     )
 
 
 def sweep_section(v: View) -> None:
-    heading("kr.sweep_header")
     data = v.data
     sweep_h = [lesson_ui.snap(s * data.scale, v.h_grid) for s in lesson_ui.SWEEP]
     fits = [lesson_ui.fit(data.x, data.y, data.grid, v.kernel, s) for s in sweep_h]
@@ -456,7 +446,7 @@ def sweep_section(v: View) -> None:
         t("kr.sweep_subtitle", h=lesson_ui.fmt_h(s), tp=lesson_ui.turning_points(f))
         for s, f in zip(sweep_h, fits, strict=True)
     ]
-    fig = figs.sweep_figure(
+    fig = lesson_ui.sweep_figure(
         data.x,
         data.y,
         data.grid,

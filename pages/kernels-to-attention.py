@@ -17,16 +17,12 @@ from core import kernel_attention
 from core import nadaraya_watson as nw
 from core.kernel_attention import DotVsGaussian
 from core.lessons.kernels_to_attention import BandwidthLearning, MetricLearning, NwVsAttention, QueryWeights
-from figures import kernels_to_attention as lesson_figures
+from ui import classroom, questions
 from ui import controls as uc
 from ui import kernels_to_attention as lesson_ui
-from ui import questions
 from ui.i18n import t
-from ui.layout import cached_figures, dictionary_table, page_header, show_figure, table
-from ui.sections import Section, controls_first, heading, once, run_sections
-
-#: The page's figure builders, each cached on its inputs (see ui.layout.cached_figures).
-fa = cached_figures(lesson_figures)
+from ui.layout import dictionary_table, page_header, show_figure, table
+from ui.sections import Section, controls_first, once, run_sections
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 TAUS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -40,7 +36,6 @@ N_VECTORS = 8
 
 
 def _mapping() -> None:
-    heading("k2a.mapping_title")
     dictionary_table()
     st.markdown(t("k2a.mapping_body"))
     st.latex(
@@ -81,7 +76,6 @@ def _three_controls() -> DataControls:
 
 def _three_figures(knobs: Callable[[], DataControls]) -> None:
     """NW against attention: the question, the numbers, then the post's three figures."""
-    heading("k2a.three_title")
     st.markdown(t("k2a.three_body"))
     c = knobs()
     grid = lesson_ui.k2a_nw_vs_attention(c.n, c.seed, c.bandwidth)
@@ -129,7 +123,7 @@ def _bridge_metrics(c: DataControls, grid: NwVsAttention, one: QueryWeights) -> 
 
 def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
     show_figure(
-        fa.weight_distribution(
+        lesson_ui.weight_distribution(
             one.x,
             one.weights_nw,
             one.weights_attention,
@@ -149,7 +143,7 @@ def _one_query_figure(c: DataControls, one: QueryWeights) -> None:
 
 def _weight_matrix_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.nw_matrix(
+        lesson_ui.nw_matrix(
             grid.weights_attention,
             x_query=grid.x_query,
             x_train=grid.x,
@@ -165,7 +159,7 @@ def _weight_matrix_figure(grid: NwVsAttention) -> None:
 
 def _fit_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.fit_figure(
+        lesson_ui.fit_figure(
             grid.x,
             grid.y,
             grid.x_query,
@@ -188,7 +182,7 @@ def _fit_figure(grid: NwVsAttention) -> None:
 
 def _side_by_side_figure(grid: NwVsAttention) -> None:
     show_figure(
-        fa.side_by_side(
+        lesson_ui.side_by_side(
             grid.weights_nw,
             grid.weights_attention,
             x_query=grid.x_query,
@@ -213,7 +207,6 @@ def _side_by_side_figure(grid: NwVsAttention) -> None:
 @st.fragment
 def _dot_vs_distance(seed: int) -> None:
     """Dot product against Gaussian kernel: its three sliders rerun only this section."""
-    heading("k2a.dot_title")
     tau, spread, dim = _dot_controls()
     res = lesson_ui.k2a_dot_vs_gaussian(N_VECTORS, dim, tau, spread, seed)
     _ask_dot_equal(res, tau, spread)
@@ -286,7 +279,7 @@ def _vector_labels(res: DotVsGaussian) -> list[str]:
 def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
     labels = _vector_labels(res)
     show_figure(
-        fa.heatmap_row(
+        lesson_ui.heatmap_row(
             [
                 (t("k2a.panel_dot", tau=tau), res.dot),
                 (t("k2a.panel_gauss", h=f"{tau**0.5:.3g}"), res.gaussian),
@@ -306,7 +299,7 @@ def _dot_heatmaps(res: DotVsGaussian, tau: float) -> None:
 
 def _key_norms_figure(res: DotVsGaussian) -> None:
     show_figure(
-        fa.bar_figure(
+        lesson_ui.bar_figure(
             _vector_labels(res),
             {t("k2a.series_key_norm"): res.key_norms, t("k2a.series_key_bias"): res.key_log_bias},
             title=t("k2a.fig_key_norms"),
@@ -330,7 +323,6 @@ def _request_learning() -> None:
 @st.fragment
 def _learnable(n: int, seed: int) -> None:
     """Learning h by gradient descent: trains only on its button (0.1-0.6 s); the last result stays."""
-    heading("k2a.learn_title")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 1.4], vertical_alignment="bottom")
     wanted = _learn_controls(min(n, MAX_LEARN_N), seed, (c1, c2, c3, c4))
     shown: lesson_ui.LearnRun | None = st.session_state.get("k2a_learned")
@@ -395,7 +387,7 @@ def _objective_names() -> tuple[str, str]:
 def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
     """Training loss with and without leave-one-out, one curve each (log scale)."""
     show_figure(
-        fa.line_figure(
+        lesson_ui.line_figure(
             list(range(1, steps + 1)),
             dict(zip(_objective_names(), losses, strict=True)),
             title=t("k2a.fig_loss"),
@@ -413,21 +405,24 @@ def _loss_curves(losses: tuple, steps: int, *, key: str) -> None:
 
 
 def _show_bandwidths(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
-    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall."""
-    m = st.columns(3)
+    """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall (on a slide the
+    loss and h paths first, so that they start on a 1280x720 screen)."""
+    text, charts = classroom.figures_first()
+    m = text.columns(3)
     m[0].metric(t("k2a.metric_h_loo"), f"{res.loo.fit.bandwidth:.4f}")
     m[1].metric(t("k2a.metric_h_cv"), f"{res.h_cv:.4f}", help=t("k2a.metric_h_cv_help"))
     m[2].metric(t("k2a.metric_h_no_loo"), f"{res.no_loo.fit.bandwidth:.2e}")
-    table(
-        {
-            t("k2a.col_objective"): list(_objective_names()),
-            t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
-            t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
-            t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
-        },
-        hide_index=True,
-    )
-    c1, c2 = st.columns(2)
+    with text:
+        table(
+            {
+                t("k2a.col_objective"): list(_objective_names()),
+                t("k2a.col_h"): [f"{f.fit.bandwidth:.4g}" for f in res.fits],
+                t("k2a.col_train"): [f"{f.train_mse:.3e}" for f in res.fits],
+                t("k2a.col_test"): [f"{f.test_mse:.4f}" for f in res.fits],
+            },
+            hide_index=True,
+        )
+    c1, c2 = charts.columns(2)
     with c1:
         _loss_curves(tuple(f.fit.losses for f in res.fits), run.steps, key="k2a_fig_loss")
     with c2:
@@ -456,7 +451,7 @@ def _ask_no_loo(run: lesson_ui.LearnRun, res: BandwidthLearning) -> None:
 
 def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
     show_figure(
-        fa.line_figure(
+        lesson_ui.line_figure(
             list(range(steps + 1)),
             dict(zip(_objective_names(), (f.fit.bandwidths for f in res.fits), strict=True)),
             title=t("k2a.fig_h_path"),
@@ -474,7 +469,7 @@ def _bandwidth_paths(res: BandwidthLearning, steps: int) -> None:
 
 def _learned_fits_figure(res: BandwidthLearning) -> None:
     show_figure(
-        fa.fit_figure(
+        lesson_ui.fit_figure(
             res.x,
             res.y,
             res.grid,
@@ -539,7 +534,7 @@ def _length_scale_paths(res: MetricLearning, steps: int) -> None:
         series[t("k2a.series_ls1", name=name)] = f.fit.length_scale_path[:, 0]
         series[t("k2a.series_ls2", name=name)] = f.fit.length_scale_path[:, 1]
     show_figure(
-        fa.line_figure(
+        lesson_ui.line_figure(
             list(range(steps + 1)),
             series,
             title=t("k2a.fig_ls_path"),

@@ -18,29 +18,21 @@ import streamlit as st
 
 from core import diagnostics, positional
 from core.lessons import multi_head as lesson
-from core.lessons.multi_head import redundancy_vs_heads
 from core.multihead import MultiHeadAttention
 from ui import classroom, controls, questions
 from ui import multi_head as lesson_ui
 from ui.i18n import current_language, t
-from ui.layout import look_for, page_header, show_figure, table
-from ui.sections import Section, heading, run_sections
+from ui.layout import look_for, page_header, show_figure
+from ui.questions import Question
+from ui.sections import Section, run_sections
 
 D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
 DEFAULT_D_MODEL = 64
 DEFAULT_HEADS = 8
 RED_D_MODELS = [16, 32, 64, 128]
 RED_STEPS = [0, 50, 100, 200, 300]
-#: Similarity from which the experiment counts a pair of heads as repeating (core default).
-RED_THRESHOLD = 0.9
-#: Session-state slot holding the last redundancy result: ((d_model, steps, seed), points).
-RED_RESULT = "_mh_red_result"
 #: Session-state flag set by the Run button's callback (a callback survives any rerun in between).
 RED_REQUESTED = "_mh_red_requested"
-
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.1e}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -143,7 +135,6 @@ def controls_section() -> lesson_ui.LayerSpec:
 def heads_section(spec: lesson_ui.LayerSpec, view) -> None:
     """Every head's weights, the concatenated outputs and per-head sharpness."""
     H, labels = spec.n_heads, view.labels
-    heading("mh.heads_title")
     st.markdown(t("mh.heads_body"))
     st.latex(
         r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{(XW_Q^h)(XW_K^h)^\top}{\sqrt{d_k}}\right) XW_V^h,"
@@ -179,41 +170,29 @@ def heads_section(spec: lesson_ui.LayerSpec, view) -> None:
     )
     if H > 1:
         _sharpest_question(view, H)
-    questions.reveal("mh_sharpest", partial(_head_bars, view, short))
+    questions.reveal("mh_sharpest", partial(lesson_ui.show_head_bars, view, short))
+
+
+#: Which head has the sharpest (lowest-entropy) weights? A head number, 1..H.
+SHARPEST = Question(
+    "mh_sharpest", prompt_key="q.mh_sharp_prompt", explain_key="q.mh_sharp_explain", min_value=1
+)
 
 
 def _sharpest_question(view, H: int) -> None:
     """Which head is sharpest? Answered by the lowest bar of the entropy chart below."""
     entropy = view.normalized_entropy
     sharpest = min(range(H), key=lambda h: entropy[h])
-    questions.ask(
-        "mh_sharpest",
-        prompt_key="q.mh_sharp_prompt",
-        prompt_kwargs={"H": H},
-        answer=sharpest + 1,
-        min_value=1,
+    SHARPEST.ask(
+        sharpest + 1,
+        prompt={"H": H},
         max_value=H,
-        explain_key="q.mh_sharp_explain",
-        explain_kwargs={
+        explain={
             "head": sharpest + 1,
             "entropy": f"{entropy[sharpest]:.2f}",
             "support": f"{view.support[sharpest]:.1f}",
         },
     )
-
-
-def _head_bars(view, short: tuple[str, ...]) -> None:
-    bars = lesson_ui.head_bars(
-        view.normalized_entropy,
-        view.support,
-        head_labels=short,
-        max_support=float(len(view.labels)),
-        titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
-        y_titles=(t("mh.entropy_y"), t("mh.support_y")),
-        x_title=t("mh.head_axis"),
-        reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
-    )
-    show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars", code=diagnostics.per_head_summary)
 
 
 @st.fragment
@@ -261,83 +240,41 @@ def similarity_section(view) -> None:
 
 def library_section(spec: lesson_ui.LayerSpec) -> None:
     """Our module against ``torch.nn.MultiheadAttention`` with the same weights."""
-    heading("mh.lib_title")
     st.markdown(t("mh.lib_body"))
     rows = lesson_ui.library_check(spec)
     if rows[0].reference != "torch.nn.MultiheadAttention":
         st.info(t("mh.lib_custom_note"))
     for col, row in zip(st.columns(len(rows)), rows, strict=True):
-        col.metric(t("mh.lib_output_diff", dtype=row.dtype), _fmt(row.output_max_diff))
+        col.metric(t("mh.lib_output_diff", dtype=row.dtype), lesson_ui.fmt_diff(row.output_max_diff))
         if row.weights_max_diff is not None:
-            col.metric(t("mh.lib_weights_diff", dtype=row.dtype), _fmt(row.weights_max_diff))
+            col.metric(t("mh.lib_weights_diff", dtype=row.dtype), lesson_ui.fmt_diff(row.weights_max_diff))
     st.caption(t("mh.lib_reference", reference=rows[0].reference))
     look_for("mh.look_library")
 
 
-def _contiguity_code(demo) -> None:
-    left, right = st.columns(2)
-    with left:
-        st.markdown(t("mh.contig_broken"))
-        st.code(lesson_ui.BROKEN_CODE, language="python", wrap_lines=True)
-        if demo.view_error is None:
-            st.info(t("mh.contig_no_error"))
-        else:
-            st.markdown(t("mh.contig_raised"))
-            st.code("RuntimeError: " + demo.view_error, language="text", wrap_lines=True)
-    with right:
-        st.markdown(t("mh.contig_fixed"))
-        st.code(lesson_ui.FIXED_CODE, language="python", wrap_lines=True)
-        same = t("common.yes" if demo.fixed_matches_reshape else "common.no")
-        st.markdown(t("mh.contig_fixed_result", shape=str(demo.fixed_shape), same=same))
+#: Does ``.view`` fail on the transposed heads (not contiguous)?
+VIEW_ERROR = Question(
+    "mh_view_error", prompt_key="q.mh_view_prompt", explain_key="q.mh_view_explain", choices=questions.YES_NO
+)
 
 
 def contiguity_section(view) -> None:
     """The post's ``view`` after ``transpose`` pitfall, run on the page's own head outputs."""
-    heading("mh.contig_title")
     demo = lesson_ui.contiguity(view.heads)
     _, H, L, d_v = demo.shape
-    questions.ask(
-        "mh_view_error",
-        prompt_key="q.mh_view_prompt",
-        prompt_kwargs={"H": H, "L": L, "d_v": d_v},
-        choices={"yes": "common.yes", "no": "common.no"},
-        answer="no" if demo.view_error is None else "yes",
-        explain_key="q.mh_view_explain",
-        explain_kwargs={
+    VIEW_ERROR.ask(
+        "no" if demo.view_error is None else "yes",
+        prompt={"H": H, "L": L, "d_v": d_v},
+        explain={
             "strides": str(demo.transposed_strides),
             "contiguous": t("common.yes" if demo.transposed_is_contiguous else "common.no"),
         },
     )
-    questions.reveal("mh_view_error", partial(_contiguity_results, demo))
-
-
-def _contiguity_results(demo) -> None:
-    """The post's story (it says what happens), both lines run, and the strides that explain it."""
-    B, H, L, d_v = demo.shape
-    st.markdown(t("mh.contig_body"))
-    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
-    _contiguity_code(demo)
-    yes, no = t("common.yes"), t("common.no")
-    steps = ("heads", "transposed", "fixed")
-    table(
-        {
-            t("mh.contig_col_step"): [t(f"mh.contig_step_{s}") for s in steps],
-            t("mh.contig_col_shape"): [str(demo.shape), str(demo.transposed_shape), str(demo.fixed_shape)],
-            t("mh.contig_col_strides"): [
-                str(demo.strides),
-                str(demo.transposed_strides),
-                str(demo.fixed_strides),
-            ],
-            t("mh.contig_col_contiguous"): [yes, yes if demo.transposed_is_contiguous else no, yes],
-        },
-        hide_index=True,
-    )
-    look_for("mh.look_contiguity")
+    questions.reveal("mh_view_error", partial(lesson_ui.contiguity_results, demo))
 
 
 def positions_section(spec: lesson_ui.LayerSpec) -> None:
     """The sinusoidal table, its kernel PE·PEᵀ and kernel rows by distance (sinusoidal vs learned)."""
-    heading("mh.pos_title")
     st.markdown(t("mh.pos_body"))
     st.latex(
         r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d}}\right),\qquad "
@@ -374,13 +311,10 @@ def positions_section(spec: lesson_ui.LayerSpec) -> None:
             show_figure(fig, key=f"mh_fig_rows_{kind}", look_for_key=f"mh.look_rows_{kind}")
 
 
-def _permutation_table(result) -> None:
-    kinds = lesson_ui.POSITIONAL_KINDS
-    columns = {
-        t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [_fmt(result.map_diff[(pe, mk)]) for pe in kinds]
-        for mk in lesson_ui.MASK_KINDS
-    }
-    table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
+#: Does permuting the tokens change the attention map (beyond the permutation)?
+PERM_MOVES = Question(
+    "mh_perm_moves", prompt_key="q.mh_perm_prompt", explain_key="q.mh_perm_explain", choices=questions.YES_NO
+)
 
 
 @st.fragment
@@ -399,113 +333,21 @@ def permutation_section(spec: lesson_ui.LayerSpec, labels: tuple[str, ...]) -> N
     perm = [int(i) for i in result.perm]
     st.caption(t("mh.perm_order", perm=", ".join(labels[i] for i in perm)))
     diff = result.map_diff[(spec.pe_kind, spec.mask_kind)]
-    questions.ask(
-        "mh_perm_moves",
-        prompt_key="q.mh_perm_prompt",
-        prompt_kwargs={"pe": t(f"mh.pe_{spec.pe_kind}"), "mask": t(f"mh.mask_{spec.mask_kind}")},
-        choices={"yes": "common.yes", "no": "common.no"},
-        answer="yes" if diff < 1e-6 else "no",
-        explain_key="q.mh_perm_explain",
-        explain_kwargs={"diff": f"{diff:.1e}"},
+    PERM_MOVES.ask(
+        "yes" if diff < 1e-6 else "no",
+        prompt={"pe": t(f"mh.pe_{spec.pe_kind}"), "mask": t(f"mh.mask_{spec.mask_kind}")},
+        explain={"diff": f"{diff:.1e}"},
     )
-    questions.reveal("mh_perm_moves", partial(_permutation_results, spec, labels, result, head))
-
-
-def _permutation_results(spec: lesson_ui.LayerSpec, labels: tuple[str, ...], result, head: int) -> None:
-    """The difference of every encoding and mask, and the chosen head's maps (they answer it)."""
-    perm = [int(i) for i in result.perm]
-    _permutation_table(result)
-    shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
-    rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
-    fig = lesson_ui.permutation_grid(
-        rows,
-        labels=tuple(labels[i] for i in perm),
-        column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
-        title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec.mask_kind}")),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        colorbar_titles=(t("common.weight"), t("mh.diff_short")),
-    )
-    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=lesson.permutation_experiment)
+    questions.reveal("mh_perm_moves", partial(lesson_ui.permutation_results, spec, labels, result, head))
 
 
 def _request_run() -> None:
     st.session_state[RED_REQUESTED] = True
 
 
-def _run_redundancy(d_model: int, steps: int, seed: int) -> None:
-    """Train one small model per head count, with a progress bar; keep the result in the session."""
-    heads = lesson_ui.heads_for(d_model)
-    bar = st.progress(0.0, text=t("mh.red_progress"))
-    points = []
-    for done, n_heads in enumerate(heads, start=1):
-        points.append(lesson_ui.redundancy_point(d_model, n_heads, steps, seed))
-        bar.progress(done / len(heads), text=t("mh.red_progress"))
-    bar.empty()
-    st.session_state[RED_RESULT] = ((d_model, steps, seed), tuple(points))
-
-
-def _redundancy_figure(steps: int, points) -> None:
-    heads = [p.n_heads for p in points]
-    init_name, trained_name = t("mh.red_init"), t("mh.red_trained", steps=steps)
-    series = [(init_name, tuple(p.redundancy_init if p.n_heads > 1 else None for p in points))]
-    support = [(init_name, tuple(p.support_init for p in points))]
-    if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
-        series.append((trained_name, tuple(p.redundancy_trained if p.n_heads > 1 else None for p in points)))
-        support.append((trained_name, tuple(p.support_trained for p in points)))
-    fig = lesson_ui.redundancy_curve(
-        tuple(heads),
-        tuple(series),
-        tuple(support),
-        titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
-        x_title=t("mh.heads_axis"),
-        y_titles=(t("mh.red_y"), t("mh.support_y")),
-    )
-    show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy", code=redundancy_vs_heads)
-
-
-def _redundancy_table(points) -> None:
-    table(
-        {
-            t("mh.heads_axis"): [p.n_heads for p in points],
-            t("mh.red_col_init"): [f"{p.redundancy_init:.3f}" for p in points],
-            t("mh.red_col_trained"): [f"{p.redundancy_trained:.3f}" for p in points],
-            t("mh.red_col_pairs", threshold=RED_THRESHOLD): [
-                f"{p.similar_pairs_trained:.0%}" for p in points
-            ],
-            t("mh.red_col_support"): [f"{p.support_init:.1f} → {p.support_trained:.1f}" for p in points],
-            t("mh.red_col_loss"): [f"{p.loss_init:.2f} → {p.loss_trained:.2f}" for p in points],
-        },
-        hide_index=True,
-    )
-
-
-def _redundancy_summary(steps: int, points) -> None:
-    multi = [p for p in points if p.n_heads > 1]
-    if not multi:
-        return
-    first, last = multi[0], multi[-1]
-    st.markdown(
-        t(
-            "mh.red_summary",
-            init_lo=min(p.redundancy_init for p in multi),
-            init_hi=max(p.redundancy_init for p in multi),
-            steps=steps,
-            h_first=first.n_heads,
-            r_first=first.redundancy_trained,
-            h_last=last.n_heads,
-            r_last=last.redundancy_trained,
-            share_last=last.similar_pairs_trained,
-            loss_one=points[0].loss_trained,
-            loss_last=last.loss_trained,
-        )
-    )
-
-
 @st.fragment
 def redundancy_section(seed: int) -> None:
     """Do many heads repeat each other? Trains on its Run button; the last result stays on screen."""
-    heading("mh.red_title")
     st.markdown(t("mh.red_body"))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     d_model = int(
@@ -525,19 +367,15 @@ def redundancy_section(seed: int) -> None:
     )
     c3.button(t("mh.red_run"), key="mh_red_run", type="primary", width="stretch", on_click=_request_run)
     if st.session_state.pop(RED_REQUESTED, False):
-        _run_redundancy(d_model, steps, seed)
-    last = (
-        st.session_state.get(RED_RESULT) or lesson_ui.shipped_redundancy()
-    )  # the default run, computed ahead
+        lesson_ui.run_redundancy(d_model, steps, seed)
+    last = lesson_ui.last_redundancy()
     if last is None:
         st.info(t("mh.red_press_run"))
         return
     (ran_d, ran_steps, ran_seed), points = last
     if (ran_d, ran_steps, ran_seed) != (d_model, steps, seed):
         st.info(t("mh.red_stale", d_model=ran_d, steps=ran_steps, seed=ran_seed))
-    _redundancy_figure(ran_steps, points)
-    _redundancy_table(points)
-    _redundancy_summary(ran_steps, points)
+    lesson_ui.redundancy_results(ran_steps, points)
     st.markdown(t("mh.red_honest"))
 
 

@@ -25,7 +25,7 @@ from ui import scaled_dot_product as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.plotly_spec import Marks
-from ui.sections import Section, heading, run_sections
+from ui.sections import Section, run_sections
 
 TEMPERATURES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 NW_BANDWIDTHS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
@@ -192,7 +192,6 @@ def setup_section(c: lesson_ui.SdpControls) -> lesson_ui.SdpSetup | None:
 
 def qkv_section(s: lesson_ui.SdpSetup) -> None:
     """Q, K and V themselves: one row per token, one column per dimension."""
-    heading("sdp.qkv_title")
     st.markdown(t("sdp.qkv_body_sentence" if s.inputs.tokens else "sdp.qkv_body_random"))
     fig = lesson_ui.qkv_heatmaps(
         s.inputs.q,
@@ -217,7 +216,6 @@ def _heat(kind: str, z, s: lesson_ui.SdpSetup, title: str, key: str, **look: obj
 
 def pipeline_section(s: lesson_ui.SdpSetup) -> None:
     """The steps as heatmaps (one figure of four panels), with the scale, spread, peak and entropy."""
-    heading("sdp.pipeline_title")
     st.markdown(t("sdp.pipeline_body"))
     stats = lesson_ui.row_stats(s.steps.weights)
     m = st.columns(5)
@@ -319,7 +317,6 @@ def _dk_figure(e, dk: int) -> None:
 
 def dk_section(c: lesson_ui.SdpControls) -> None:
     """Why √d_k: variance, entropy, peak weight and gradients against d_k (cached per seed)."""
-    heading("sdp.dk_title")
     with st.spinner(t("sdp.dk_running")):
         e = lesson_ui.sdp_dk_experiment(c.seed)
     i = list(e.d_k).index(c.dk)
@@ -372,7 +369,6 @@ def _dk_question(e, i: int, dk: int) -> None:
 
 def nan_section(s: lesson_ui.SdpSetup) -> None:
     """A query with every key masked: the additive -inf gives NaN, the safe version zeros."""
-    heading("sdp.nan_title")
     w_naive = lesson_ui.sdp_naive(s.inputs, s.mask, s.scale)
     empty = lesson_ui.count_fully_masked(s.mask)
     _empty_row_questions(s, w_naive, empty)
@@ -437,7 +433,6 @@ def _empty_row_questions(s: lesson_ui.SdpSetup, w_naive, empty: int) -> None:
 
 def torch_section(s: lesson_ui.SdpSetup) -> None:
     """Ours against ``torch.nn.functional.scaled_dot_product_attention`` (measured once per input)."""
-    heading("sdp.torch_title")
     st.markdown(t("sdp.torch_body"))
     cmp = lesson_ui.sdp_compare_torch(s.inputs, s.mask, s.scale)
     m1, m2, m3, m4 = st.columns(4)
@@ -451,7 +446,6 @@ def torch_section(s: lesson_ui.SdpSetup) -> None:
 
 def normalizer_section(s: lesson_ui.SdpSetup) -> None:
     """Softmax, sparsemax and entmax-1.5 on the page's scores: which weights become exactly zero."""
-    heading("sdp.sparse_title")
     res = lesson_ui.normalizer_weights(s.inputs, s.mask, s.scale)
     soft = res[[r.name for r in res].index("softmax")]
     questions.ask(
@@ -567,7 +561,6 @@ def _trouble_rows(s: lesson_ui.SdpSetup) -> list[tuple[str, str, dict | None, di
 def troubleshooting_section(s: lesson_ui.SdpSetup) -> None:
     """The post's table: each symptom measured now, with buttons that set the controls; the
     weights they produce are drawn right here, so the result of a click is in view."""
-    heading("sdp.trouble_title")
     st.markdown(t("sdp.trouble_body"))
     widths = [2, 2, 2, 3, 2]
     for col, key in zip(st.columns(widths), ("symptom", "cause", "fix", "now", "try"), strict=True):

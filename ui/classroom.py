@@ -187,6 +187,13 @@ _component_lock = threading.Lock()
 _component: list[Any] = []
 
 
+def figures_first() -> tuple[Any, Any]:
+    """Two containers, (text, figures), in page order: the text (metrics, tables) above the figures,
+    or while presenting below them, so that a slide's first chart starts on a 1280x720 screen."""
+    first, second = st.container(), st.container()
+    return (second, first) if presenting() else (first, second)
+
+
 def keyboard_and_fit() -> None:
     """Mount the presentation script (``assets/present.js``) while presenting, in the sidebar.
 

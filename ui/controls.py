@@ -230,6 +230,21 @@ def select_slider(
     return chosen
 
 
+def option_slider(
+    label_key: str, key: str, options: Sequence[Any], value: Any, format_func: Callable[[Any], str] = str
+) -> Any:
+    """:func:`select_slider` whose help text is ``<label_key>_help`` (a config form's convention),
+    in one line per control: ``option_slider("ic.noise", "ic_noise", NOISE_OPTIONS, d.noise)``."""
+    return select_slider(
+        label_key,
+        key=key,
+        options=options,
+        value=value,
+        help_key=f"{label_key}_help",
+        format_func=format_func,
+    )
+
+
 def refused_option(raw: str | None, chosen: Any, format_func: Callable[[Any], str] = str) -> bool:
     """Whether a link's value ``raw`` was refused by a select-slider that shows ``chosen``: it names
     neither ``chosen`` (as its label or its ``str``) nor the same number (``8`` for ``8.0``)."""

@@ -11,18 +11,23 @@ prefixed ``ic_``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import in_context as core
 from core.in_context import ICLConfig, ICLRun
 from core.lessons import in_context as lesson
-from ui import caching, controls
+from figures import in_context as fic
+from ui import caching, controls, questions
 from ui.i18n import t
-from ui.live_run import ConfigChoice, LiveRun, Loop, training_slot
+from ui.layout import cached_figure, show_figure
+from ui.live_run import ConfigChoice, LiveRun, Loop, RedrawClock, training_slot
 
 #: Steps the "Step" button trains.
 STEP_CHUNK = 25
@@ -52,32 +57,16 @@ def _draw_controls() -> dict[str, Any]:
     with col_task.container(border=True):
         st.markdown(t("ic.group_task"))
         values = {
-            "lipschitz": controls.select_slider(
-                "ic.lipschitz",
-                key="ic_L",
-                options=LIPSCHITZ_OPTIONS,
-                value=d.lipschitz,
-                format_func=_number,
-                help_key="ic.lipschitz_help",
+            "lipschitz": controls.option_slider(
+                "ic.lipschitz", "ic_L", LIPSCHITZ_OPTIONS, d.lipschitz, _number
             ),
-            "noise": controls.select_slider(
-                "ic.noise",
-                key="ic_noise",
-                options=NOISE_OPTIONS,
-                value=d.noise,
-                format_func=_number,
-                help_key="ic.noise_help",
-            ),
-            "n_context": controls.select_slider(
-                "ic.n", key="ic_n", options=N_OPTIONS, value=d.n_context, help_key="ic.n_help"
-            ),
+            "noise": controls.option_slider("ic.noise", "ic_noise", NOISE_OPTIONS, d.noise, _number),
+            "n_context": controls.option_slider("ic.n", "ic_n", N_OPTIONS, d.n_context),
         }
     with col_model.container(border=True):
         st.markdown(t("ic.group_model"))
         values |= {
-            "dim": controls.select_slider(
-                "ic.dim", key="ic_d", options=DIM_OPTIONS, value=d.dim, help_key="ic.dim_help"
-            ),
+            "dim": controls.option_slider("ic.dim", "ic_d", DIM_OPTIONS, d.dim),
             "family": controls.radio(
                 "ic.family",
                 key="ic_family",
@@ -96,17 +85,8 @@ def _draw_controls() -> dict[str, Any]:
     with col_train.container(border=True):
         st.markdown(t("ic.group_training"))
         values |= {
-            "steps": controls.select_slider(
-                "ic.steps", key="ic_steps", options=STEPS_OPTIONS, value=d.steps, help_key="ic.steps_help"
-            ),
-            "lr": controls.select_slider(
-                "ic.lr",
-                key="ic_lr",
-                options=LR_OPTIONS,
-                value=d.lr,
-                format_func=_number,
-                help_key="ic.lr_help",
-            ),
+            "steps": controls.option_slider("ic.steps", "ic_steps", STEPS_OPTIONS, d.steps),
+            "lr": controls.option_slider("ic.lr", "ic_lr", LR_OPTIONS, d.lr, _number),
             "seed": controls.seed("ic_seed", value=d.seed),
         }
     return values
@@ -347,3 +327,219 @@ def verdict_bandwidth(h: float, oracle_h: float) -> str:
     if abs(ratio - 1) <= AT_ORACLE_RTOL:
         return "ic.verdict_h_match"
     return "ic.verdict_h_wide" if ratio > 1 else "ic.verdict_h_narrow"
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+ellipse_figure = cached_figure(fic.ellipse_figure)
+sweep_figure = cached_figure(fic.sweep_figure)
+error_bars = cached_figure(fic.error_bars)
+
+
+#: While training, charts are redrawn at most this often, and so that redraws take at most about a
+#: ninth of the time (``ui.live_run.RedrawClock``); progress and status at most every 0.2 s.
+CHART_INTERVAL_S = 0.7
+STATUS_INTERVAL_S = 0.2
+#: The page's lines, each named in the legend by ``ic.legend_<name>``.
+NAMES = ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")
+
+
+def names() -> dict[str, str]:
+    """The legend's names of the page's lines, in the page's language."""
+    return {k: t(f"ic.legend_{k}") for k in NAMES}
+
+
+#: The live charts' builders, cached for a still frame (``LiveView`` builds a training frame directly).
+task_figure = cached_figure(fic.task_figure)
+bandwidth_figure = cached_figure(fic.bandwidth_figure)
+error_figure = cached_figure(fic.error_figure)
+
+
+class LiveView:
+    """The placeholders that change while the unit trains, and how to draw a run into them."""
+
+    def __init__(self) -> None:
+        self.progress = st.empty()
+        self.status = st.empty()
+        left, right = st.columns(2)
+        self.bandwidth, self.error = left.empty(), right.empty()
+        self.task = st.empty()
+        self.draws = 0
+        self.last_status = -float("inf")
+        self.clock = RedrawClock(CHART_INTERVAL_S)
+
+    def draw(
+        self, config: ICLConfig, refs: core.References, run: ICLRun | None = None, *, live: bool = False
+    ) -> None:
+        """Status, bandwidth and error charts and one context; ``run`` None: before training."""
+        now = time.monotonic()
+        if live and now - self.last_status < STATUS_INTERVAL_S:
+            return
+        self.last_status = now
+        done = run.steps_done if run is not None else 0
+        self.progress.progress(
+            min(1.0, done / config.steps), text=t("ic.progress", done=done, total=config.steps)
+        )
+        questions.reveal("ic_learned_h", partial(self._draw_status, refs, run), placeholder=False)
+        if live and not self.clock.due():
+            return
+        started = time.perf_counter()
+        self.draws += 1
+        # the learned bandwidth, and one context's weights, answer the question about it
+        draw = partial(self._draw_bandwidth, live, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.bandwidth)
+        self._draw_error(live, config, refs, run)
+        draw = partial(self._draw_task, live, config, refs, run)
+        questions.reveal("ic_learned_h", draw, where=self.task, placeholder=False)
+        self.clock.done(started)
+
+    def _draw_status(self, refs: core.References, run: ICLRun | None) -> None:
+        """Before training: press Train (and when LOO-CV comes); then steps, h and error vs the oracle."""
+        if run is None:
+            loo_note = "" if refs.loo_error is not None else "\n\n" + t("ic.loo_on_train")
+            self.status.info(t("ic.press_train") + loo_note)
+            return
+        self.status.caption(
+            t(
+                "ic.status",
+                steps=run.steps_done,
+                h=run.bandwidth[-1],
+                oracle_h=refs.oracle_h,
+                error=run.test_error[-1],
+                oracle_error=refs.oracle_error,
+                rate=run.steps_done / run.seconds if run.seconds else 0.0,
+            )
+        )
+
+    def _draw_bandwidth(
+        self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None
+    ) -> None:
+        """The learned bandwidth over the steps, against the oracle's and LOO-CV's."""
+        # live frames change every draw: not worth caching
+        fig = (fic.bandwidth_figure if live else bandwidth_figure)(
+            tuple(range(len(run.bandwidth))) if run is not None else (),
+            tuple(run.bandwidth) if run is not None else (),
+            _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
+            max_steps=max_steps(config, run),
+            names=names(),
+            title=t("ic.bandwidth_title"),
+            x_title=t("ic.axis_step"),
+            y_title=t("ic.axis_bandwidth"),
+        )
+        with self.bandwidth.container():
+            show_figure(
+                fig,
+                key=f"ic_bw_fig_{self.draws}",
+                look_for_key="ic.bandwidth_look" + _no_loo(refs),
+                code=core.train_icl,
+            )
+
+    def _draw_error(self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None) -> None:
+        """The held-out error over the steps, against the reference lines."""
+        fig = (fic.error_figure if live else error_figure)(
+            tuple(run.eval_steps) if run is not None else (),
+            tuple(run.test_error) if run is not None else (),
+            _measured(
+                {
+                    "oracle": refs.oracle_error,
+                    "loo": refs.loo_error,
+                    "mean": refs.mean_error,
+                    "floor": refs.noise_floor,
+                }
+            ),
+            max_steps=max_steps(config, run),
+            names=names(),
+            title=t("ic.error_title"),
+            x_title=t("ic.axis_step"),
+            y_title=t("ic.axis_error"),
+        )
+        with self.error.container():
+            show_figure(
+                fig,
+                key=f"ic_err_fig_{self.draws}",
+                look_for_key="ic.error_look" + _no_loo(refs),
+                code=core.train_icl,
+            )
+
+    def _draw_task(self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None) -> None:
+        """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
+        m = run.m if run is not None else identity(config.dim)
+        view = context_view(config, m, refs.oracle_h)
+        fig = (fic.task_figure if live else task_figure)(
+            view.grid_s,
+            view.grid_f,
+            view.ctx_s,
+            view.ctx_y,
+            view.query_s,
+            {"attention": view.pred_attention, "oracle": view.pred_oracle},
+            {"attention": view.w_attention, "oracle": view.w_oracle},
+            names=names(),
+            title=t("ic.task_title"),
+            x_title=t(f"ic.axis_{view.coordinate}"),
+            y_title=t("ic.axis_y"),
+            w_title=t("ic.axis_weight"),
+        )
+        with self.task.container():
+            show_figure(
+                fig, key=f"ic_task_fig_{self.draws}", look_for_key="ic.task_look", code=lesson.context_view
+            )
+
+
+def max_steps(config: ICLConfig, run: ICLRun | None) -> int:
+    """The step axis' extent: the planned steps, or more once stepping went past them."""
+    return max(config.steps, run.steps_done if run is not None else 0)
+
+
+def _no_loo(refs: core.References) -> str:
+    """The suffix of a chart note's key before LOO-CV is measured (the notes say when it comes)."""
+    return "_no_loo" if refs.loo_error is None else ""
+
+
+def _measured(lines: dict[str, float | None]) -> dict[str, float]:
+    """The reference lines that were measured (LOO-CV is None until Train is pressed)."""
+    return {role: value for role, value in lines.items() if value is not None}
+
+
+# The page's charts from its results, labelled in the page's language (builders cached above).
+def window_chart(shape: lesson.WindowShape, dim: int) -> go.Figure:
+    """The window of M as ellipses over training, against the hidden direction b."""
+    return ellipse_figure(
+        shape.matrices,
+        shape.steps,
+        shape.b,
+        cap=shape.cap,
+        names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
+        title=t("ic.ellipse_title"),
+        x_title=t("ic.axis_plane_x" if dim > 2 else "ic.axis_x1"),
+        y_title=t("ic.axis_plane_y" if dim > 2 else "ic.axis_x2"),
+    )
+
+
+def sweep_chart(result: lesson.Sweep) -> go.Figure:
+    """The learned and oracle bandwidths along L and along n."""
+    return sweep_figure(
+        result.lipschitz,
+        result.noise,
+        result.learned_l,
+        result.oracle_l,
+        result.n_context,
+        result.learned_n,
+        result.oracle_n,
+        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
+        titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
+        x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
+        y_title=t("ic.axis_bandwidth"),
+    )
+
+
+def compare_chart(errors: dict[str, tuple[float, float]], refs: core.References) -> go.Figure:
+    """Softmax and linear attention's held-out errors beside the oracle's and the noise floor."""
+    labels = [
+        t("ic.attention_softmax"),
+        t("ic.attention_linear"),
+        t("ic.legend_oracle"),
+        t("ic.legend_floor"),
+    ]
+    values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
+    roles = ["attention", "linear", "oracle", "floor"]
+    return error_bars(labels, values, roles, title=t("ic.compare_fig_title"), y_title=t("ic.axis_mse"))

@@ -18,12 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.data import post_data
 from core.lessons import kernel_approximation as ka
 from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
-from ui import caching
+from figures import kernel_approximation as fka
+from ui import caching, classroom
+from ui.i18n import t
+from ui.layout import cached_figure, show_figure
 from ui.live_run import COST, limiter
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
@@ -178,3 +182,155 @@ def last_cost() -> CostRun | None:
 
 def keep_cost(result: CostRun) -> None:
     st.session_state[COST_RESULT] = result
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+rff_fit_figure = cached_figure(fka.rff_fit_figure)
+matrices_row = cached_figure(fka.matrices_row)
+loglog_figure = cached_figure(fka.loglog_figure)
+share_figure = cached_figure(fka.share_figure)
+cost_figure = cached_figure(fka.cost_figure)
+
+
+def rff_figures(data: RegressionData, fit: RffFit, conv: RffConvergence, h: float, m: int, seed: int) -> None:
+    """The random-feature fit next to the error against m (medians of ``RFF_SEEDS`` draws)."""
+    a, b = st.columns(2)
+    with a:
+        fig = rff_fit_figure(
+            data.x,
+            data.y,
+            fit.x_query,
+            fit.exact,
+            fit.approx,
+            names=(t("ka.series_data"), t("ka.series_exact_nw"), t("ka.series_rff_nw", m=m)),
+            title=t("ka.fig_rff_fit", m=m, h=h),
+            x_title="x",
+            y_title="y",
+        )
+        show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=rff_nw_predict)
+    with b:
+        fig = loglog_figure(
+            conv.m,
+            {
+                t("ka.series_kernel_rms", seeds=RFF_SEEDS): conv.kernel_rms,
+                t("ka.series_fit_rms", seeds=RFF_SEEDS): conv.fit_rms,
+                t("ka.series_sqrt_m"): conv.reference,
+            },
+            title=t("ka.fig_rff_error"),
+            x_title=t("ka.axis_m"),
+            y_title=t("ka.axis_rms"),
+            dashed=(t("ka.series_sqrt_m"),),
+            marker_x=float(m),
+            marker_text=t("ka.current_m"),
+        )
+        show_figure(
+            fig,
+            key="ka_fig_rff_error",
+            look_for_key="ka.look_rff_error",
+            code=ka.rff_convergence,
+            seeds=RFF_SEEDS,
+            first=seed,
+            last=seed + RFF_SEEDS - 1,
+        )
+
+
+def approximation_results(r, m: int) -> None:
+    """The errors of the approximate attention and its three maps (negative weights show here); on a
+    slide the maps first (``classroom.figures_first``), so that they start on a 1280x720 screen."""
+    text, charts = classroom.figures_first()
+    k1, k2, k3 = text.columns(3)
+    k1.metric(t("ka.metric_rel_error"), f"{r.relative_error:.3f}")
+    k2.metric(t("ka.metric_out_error"), f"{r.output_error:.3f}")
+    k3.metric(t("ka.metric_den_ratio"), f"{r.min_denominator_ratio:.3g}", help=t("ka.metric_den_ratio_help"))
+    fig = matrices_row(
+        (
+            (t("ka.panel_exact"), r.exact),
+            (t("ka.panel_approx", m=m), r.approx),
+            (t("ka.panel_diff"), r.approx - r.exact),
+        ),
+        x_title=t("ka.axis_key"),
+        y_title=t("ka.axis_query"),
+        signed_last=True,
+        zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
+    )
+    with charts:
+        show_figure(fig, key="ka_fig_approx", look_for_key="ka.look_approx", code=ka.approximate_attention)
+
+
+def feature_error_chart(cmp: ka.FeatureComparison, names: dict[str, str]) -> go.Figure:
+    """Each kind of feature's relative error against m (log-log), with the 1/sqrt(m) reference.
+
+    ``names``: each kind's name in the page's language.
+    """
+    series = {names[kind]: cmp.error[i] for i, kind in enumerate(cmp.kinds)}
+    series[t("ka.series_sqrt_m")] = cmp.sqrt_m_reference
+    return loglog_figure(
+        cmp.m,
+        series,
+        title=t("ka.fig_feature_error"),
+        x_title=t("ka.axis_m"),
+        y_title=t("ka.axis_rel_error"),
+        dashed=(t("ka.series_sqrt_m"),),
+    )
+
+
+def denominators_figure(cmp) -> None:
+    """How often the estimated softmax denominator is negative or near zero, against m."""
+    trig = cmp.kinds.index("trigonometric")
+    pos = cmp.kinds.index("positive_iid")
+    fig = share_figure(
+        cmp.m,
+        {
+            t("ka.series_trig_negative"): cmp.negative_share[trig],
+            t("ka.series_trig_near_zero"): cmp.near_zero_share[trig],
+            t("ka.series_pos_near_zero"): cmp.near_zero_share[pos],
+        },
+        title=t("ka.fig_denominators"),
+        x_title=t("ka.axis_m"),
+        y_title=t("ka.axis_share"),
+    )
+    show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features)
+
+
+def show_cost(run: CostRun | None) -> None:
+    """The last cost measurement: time and peak memory against L, with the crossovers (or why none)."""
+    if run is None:
+        st.info(t("ka.cost_none"))
+        return
+    names = {method: t(f"ka.method_{method}") for method in ("exact", "favor", "linear")}
+    st.caption(
+        t("ka.cost_caption", d=run.d, m=run.m, seconds=f"{run.seconds:.1f}", version=run.torch_version)
+        + (
+            " "
+            + t("ka.cost_stopped", methods=", ".join(f"{names[k]} (L = {v})" for k, v in run.stopped.items()))
+        )
+        * bool(run.stopped)
+    )
+    cols = st.columns(2)
+    for col, field, unit, scale in (
+        (cols[0], "seconds", t("ka.axis_ms"), 1e3),
+        (cols[1], "peak_bytes", t("ka.axis_mib"), 1 / 2**20),
+    ):
+        lengths, values, crossovers, always = {}, {}, {}, []
+        for method, name in names.items():
+            x, y = run.series(method, field)
+            lengths[name], values[name] = x, y * scale
+            if method == "exact" or (cross := run.crossover(method, field)) is None:
+                continue
+            if cross <= x.min():
+                always.append(t("ka.crossover_always", name=name, what=t(f"ka.what_{field}")))
+            else:
+                crossovers[t("ka.crossover", name=name, L=f"{cross:,.0f}")] = cross
+        with col:
+            fig = cost_figure(
+                lengths,
+                values,
+                title=t(f"ka.fig_cost_{field}"),
+                x_title="L",
+                y_title=unit,
+                crossovers=crossovers,
+            )
+            show_figure(fig, key=f"ka_fig_cost_{field}", look_for_key=f"ka.look_cost_{field}")
+            for line in always:
+                st.caption(line)

@@ -15,8 +15,10 @@ from core import csv_data
 from core.csv_data import CsvError
 from core.lessons import kernel_regression as lesson
 from core.nadaraya_watson import count_turning_points, loo_cv_errors, nw_predict, nw_weights
+from figures import kernel_regression as fkr
 from ui import caching
 from ui.i18n import t
+from ui.layout import cached_figure
 
 #: The post's constants (``core.lessons.kernel_regression``), as the page reads them.
 POST_CLAIM, POST_H, SWEEP, FIT_POINTS = lesson.POST_CLAIM, lesson.POST_H, lesson.SWEEP, lesson.FIT_POINTS
@@ -114,6 +116,11 @@ def best_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str) -> tuple[float, fl
     return lesson.best_bandwidth(x, y, kernel)
 
 
+#: The bandwidth choice's figures (LOO-CV against h, the fit along h), cached on their inputs.
+cv_figure = cached_figure(fkr.cv_figure)
+sweep_figure = cached_figure(fkr.sweep_figure)
+
+
 def turning_points(values: np.ndarray) -> int:
     """How many local maxima and minima a curve has (``core.nadaraya_watson.count_turning_points``)."""
     return count_turning_points(values)
@@ -143,3 +150,11 @@ KERNEL_U = lesson.KERNEL_U
 kernel_shapes = lesson.kernel_shapes
 heatmap_queries = lesson.heatmap_queries
 undefined_fraction = lesson.undefined_fraction
+
+
+# The fit's and the weights' figure builders, each cached on its inputs (``ui.layout.cached_figure``:
+# same signature as the builder, one bounded cache per builder shared by every session).
+fit_figure = cached_figure(fkr.fit_figure)
+attention_row_figure = cached_figure(fkr.attention_row_figure)
+weight_matrix_figure = cached_figure(fkr.weight_matrix_figure)
+kernel_shapes_figure = cached_figure(fkr.kernel_shapes_figure)

@@ -14,9 +14,21 @@ from typing import TypeVar
 
 from core import kernel_attention
 from core.lessons import kernels_to_attention as k2a
+from figures import attention_shared
+from figures import kernels_to_attention as fk2a
 from ui import caching
+from ui.layout import cached_figure
 
 T = TypeVar("T")
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: typed as the builder).
+weight_distribution = cached_figure(fk2a.weight_distribution)
+nw_matrix = cached_figure(fk2a.nw_matrix)
+fit_figure = cached_figure(fk2a.fit_figure)
+side_by_side = cached_figure(fk2a.side_by_side)
+heatmap_row = cached_figure(attention_shared.heatmap_row)
+bar_figure = cached_figure(fk2a.bar_figure)
+line_figure = cached_figure(fk2a.line_figure)
 
 
 @caching.data(max_entries=32)

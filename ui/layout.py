@@ -61,26 +61,6 @@ def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     return build
 
 
-class cached_figures:
-    """A ``figures`` module whose every builder is :func:`cached_figure`: ``figs.fit_figure(...)``
-    builds a figure once per distinct input, shared by all sessions."""
-
-    def __init__(self, module: Any) -> None:
-        self._module = module
-
-    def __getattr__(self, name: str) -> Callable[..., go.Figure]:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        key = (self._module.__name__, name)
-        if key not in _CACHED_BUILDERS:  # once per process: making the cache reads the source
-            _CACHED_BUILDERS[key] = cached_figure(getattr(self._module, name))
-        return _CACHED_BUILDERS[key]
-
-
-#: (module, builder name) -> its cached version, shared by every run of every page.
-_CACHED_BUILDERS: dict[tuple[str, str], Callable[..., go.Figure]] = {}
-
-
 def page_header(title_key: str, intro_key: str | None = None) -> None:
     """Title and a one-paragraph introduction, both from the i18n catalogue.
 

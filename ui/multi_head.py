@@ -1,4 +1,5 @@
-"""Cached wrappers of the multi-head & positions page: one line around ``core`` each.
+"""Cached wrappers of the multi-head & positions page (one line around ``core`` each), and the
+page's drawing helpers (what a section shows once its question is answered).
 
 Every argument that changes the result is a parameter (nothing is read from module globals), the
 caches are bounded, and results are frozen dataclasses of numpy arrays (``core.lessons.multi_head``),
@@ -10,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import streamlit as st
 
+from core import diagnostics
 from core.lessons import multi_head as mha
-from core.lessons.multi_head import (  # noqa: F401 (BROKEN_CODE, FIXED_CODE re-exported for the page)
+from core.lessons.multi_head import (
     BROKEN_CODE,
     FIXED_CODE,
     ContiguityDemo,
@@ -20,10 +23,11 @@ from core.lessons.multi_head import (  # noqa: F401 (BROKEN_CODE, FIXED_CODE re-
     points_from_json,
     redundancy_vs_heads,
 )
-from core.positional import POSITIONAL_KINDS  # noqa: F401 (re-exported for the page)
+from core.positional import POSITIONAL_KINDS
 from figures import multi_head as figs
 from ui import caching
-from ui.layout import cached_figure
+from ui.i18n import t
+from ui.layout import cached_figure, look_for, show_figure, table
 
 LayerSpec = mha.LayerSpec
 heads_for = mha.heads_for
@@ -107,3 +111,185 @@ kernel_heatmap = cached_figure(figs.kernel_heatmap)
 kernel_by_distance = cached_figure(figs.kernel_by_distance)
 permutation_grid = cached_figure(figs.permutation_grid)
 redundancy_curve = cached_figure(figs.redundancy_curve)
+
+
+# ----------------------------------------------------------------------------------------------
+# drawing helpers of the page (what a section shows once its question is answered)
+# ----------------------------------------------------------------------------------------------
+
+#: Similarity from which the experiment counts a pair of heads as repeating (core default).
+RED_THRESHOLD = 0.9
+#: Session-state slot holding the last redundancy result: ((d_model, steps, seed), points).
+RED_RESULT = "_mh_red_result"
+
+
+def fmt_diff(x: float | None) -> str:
+    """A max-abs difference as ``1.2e-07``, or a dash where none was measured."""
+    return "—" if x is None else f"{x:.1e}"
+
+
+def show_head_bars(view: mha.HeadView, short: tuple[str, ...]) -> None:
+    """Each head's normalised entropy and effective support (``short``: the heads' short labels)."""
+    bars = head_bars(
+        view.normalized_entropy,
+        view.support,
+        head_labels=short,
+        max_support=float(len(view.labels)),
+        titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
+        y_titles=(t("mh.entropy_y"), t("mh.support_y")),
+        x_title=t("mh.head_axis"),
+        reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
+    )
+    show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars", code=diagnostics.per_head_summary)
+
+
+def _contiguity_code(demo: ContiguityDemo) -> None:
+    left, right = st.columns(2)
+    with left:
+        st.markdown(t("mh.contig_broken"))
+        st.code(BROKEN_CODE, language="python", wrap_lines=True)
+        if demo.view_error is None:
+            st.info(t("mh.contig_no_error"))
+        else:
+            st.markdown(t("mh.contig_raised"))
+            st.code("RuntimeError: " + demo.view_error, language="text", wrap_lines=True)
+    with right:
+        st.markdown(t("mh.contig_fixed"))
+        st.code(FIXED_CODE, language="python", wrap_lines=True)
+        same = t("common.yes" if demo.fixed_matches_reshape else "common.no")
+        st.markdown(t("mh.contig_fixed_result", shape=str(demo.fixed_shape), same=same))
+
+
+def contiguity_results(demo: ContiguityDemo) -> None:
+    """The post's story (it says what happens), both lines run, and the strides that explain it."""
+    B, H, L, d_v = demo.shape
+    st.markdown(t("mh.contig_body"))
+    st.caption(t("mh.contig_shapes", B=B, H=H, L=L, d_v=d_v))
+    _contiguity_code(demo)
+    yes, no = t("common.yes"), t("common.no")
+    steps = ("heads", "transposed", "fixed")
+    table(
+        {
+            t("mh.contig_col_step"): [t(f"mh.contig_step_{s}") for s in steps],
+            t("mh.contig_col_shape"): [str(demo.shape), str(demo.transposed_shape), str(demo.fixed_shape)],
+            t("mh.contig_col_strides"): [
+                str(demo.strides),
+                str(demo.transposed_strides),
+                str(demo.fixed_strides),
+            ],
+            t("mh.contig_col_contiguous"): [yes, yes if demo.transposed_is_contiguous else no, yes],
+        },
+        hide_index=True,
+    )
+    look_for("mh.look_contiguity")
+
+
+def _permutation_table(result: mha.PermutationView) -> None:
+    kinds = POSITIONAL_KINDS
+    columns = {
+        t("mh.perm_col_mask", mask=t(f"mh.mask_{mk}")): [fmt_diff(result.map_diff[(pe, mk)]) for pe in kinds]
+        for mk in MASK_KINDS
+    }
+    table({t("mh.perm_col_pe"): [t(f"mh.pe_{pe}") for pe in kinds], **columns}, hide_index=True)
+
+
+def permutation_results(
+    spec: LayerSpec, labels: tuple[str, ...], result: mha.PermutationView, head: int
+) -> None:
+    """The difference of every encoding and mask, and the chosen head's maps (they answer it)."""
+    perm = [int(i) for i in result.perm]
+    _permutation_table(result)
+    shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
+    rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
+    fig = permutation_grid(
+        rows,
+        labels=tuple(labels[i] for i in perm),
+        column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
+        title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec.mask_kind}")),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        colorbar_titles=(t("common.weight"), t("mh.diff_short")),
+    )
+    show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=mha.permutation_experiment)
+
+
+def run_redundancy(d_model: int, steps: int, seed: int) -> None:
+    """Train one small model per head count, with a progress bar; keep the result in the session."""
+    heads = heads_for(d_model)
+    bar = st.progress(0.0, text=t("mh.red_progress"))
+    points = []
+    for done, n_heads in enumerate(heads, start=1):
+        points.append(redundancy_point(d_model, n_heads, steps, seed))
+        bar.progress(done / len(heads), text=t("mh.red_progress"))
+    bar.empty()
+    st.session_state[RED_RESULT] = ((d_model, steps, seed), tuple(points))
+
+
+def _redundancy_figure(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
+    heads = [p.n_heads for p in points]
+    init_name, trained_name = t("mh.red_init"), t("mh.red_trained", steps=steps)
+    series = [(init_name, tuple(p.redundancy_init if p.n_heads > 1 else None for p in points))]
+    support = [(init_name, tuple(p.support_init for p in points))]
+    if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
+        series.append((trained_name, tuple(p.redundancy_trained if p.n_heads > 1 else None for p in points)))
+        support.append((trained_name, tuple(p.support_trained for p in points)))
+    fig = redundancy_curve(
+        tuple(heads),
+        tuple(series),
+        tuple(support),
+        titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
+        x_title=t("mh.heads_axis"),
+        y_titles=(t("mh.red_y"), t("mh.support_y")),
+    )
+    show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy", code=redundancy_vs_heads)
+
+
+def _redundancy_table(points: tuple[RedundancyPoint, ...]) -> None:
+    table(
+        {
+            t("mh.heads_axis"): [p.n_heads for p in points],
+            t("mh.red_col_init"): [f"{p.redundancy_init:.3f}" for p in points],
+            t("mh.red_col_trained"): [f"{p.redundancy_trained:.3f}" for p in points],
+            t("mh.red_col_pairs", threshold=RED_THRESHOLD): [
+                f"{p.similar_pairs_trained:.0%}" for p in points
+            ],
+            t("mh.red_col_support"): [f"{p.support_init:.1f} → {p.support_trained:.1f}" for p in points],
+            t("mh.red_col_loss"): [f"{p.loss_init:.2f} → {p.loss_trained:.2f}" for p in points],
+        },
+        hide_index=True,
+    )
+
+
+def _redundancy_summary(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
+    multi = [p for p in points if p.n_heads > 1]
+    if not multi:
+        return
+    first, last = multi[0], multi[-1]
+    st.markdown(
+        t(
+            "mh.red_summary",
+            init_lo=min(p.redundancy_init for p in multi),
+            init_hi=max(p.redundancy_init for p in multi),
+            steps=steps,
+            h_first=first.n_heads,
+            r_first=first.redundancy_trained,
+            h_last=last.n_heads,
+            r_last=last.redundancy_trained,
+            share_last=last.similar_pairs_trained,
+            loss_one=points[0].loss_trained,
+            loss_last=last.loss_trained,
+        )
+    )
+
+
+def last_redundancy() -> tuple[tuple[int, int, int], tuple[RedundancyPoint, ...]] | None:
+    """The last run of this session, else the shipped default run (computed ahead), as
+    ((d_model, steps, seed), points); None when neither is there."""
+    return st.session_state.get(RED_RESULT) or shipped_redundancy()
+
+
+def redundancy_results(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
+    """A redundancy run (``steps`` training steps): redundancy and support against H, table, summary."""
+    _redundancy_figure(steps, points)
+    _redundancy_table(points)
+    _redundancy_summary(steps, points)

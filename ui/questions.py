@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
@@ -285,6 +286,77 @@ def ask(
         ),
     )
     return verdict
+
+
+#: The choices of a yes/no question (shared: never mutate it).
+YES_NO: Mapping[str, str] = {"yes": "common.yes", "no": "common.no"}
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question's fixed parts, declared once next to the section that asks it.
+
+    What is the same on every run (its id, its texts' keys, its choices, how close a number must
+    be) is declared here; what the live computation gives (the answer, the numbers its texts quote)
+    is passed to :meth:`ask`, which draws it with :func:`ask`.
+
+    Attributes:
+        qid: stable id, unique on the page (keys ``q_<qid>``, ``q_<qid>_check``, ``q_<qid>_show``).
+        prompt_key, explain_key: i18n keys of the question and its explanation; empty:
+            ``q.<qid>_prompt`` and ``q.<qid>_explain``.
+        choices: ``{choice id: i18n key}`` for a multiple choice; None asks for a number.
+        choice_kwargs: what the choices' labels quote.
+        tolerance, relative, min_value, max_value, step, fmt: a number's tolerance and input, as
+            for :func:`ask`.
+    """
+
+    qid: str
+    prompt_key: str = ""
+    explain_key: str = ""
+    choices: Mapping[str, str] | None = None
+    choice_kwargs: Mapping[str, object] | None = None
+    tolerance: float = 0.0
+    relative: bool = False
+    min_value: float | None = None
+    max_value: float | None = None
+    step: float | None = None
+    fmt: str | None = None
+
+    def ask(
+        self,
+        answer: Any | Callable[[], Any],
+        *,
+        prompt: Mapping[str, object] | None = None,
+        explain: Mapping[str, object] | Callable[[], Mapping[str, object]] | None = None,
+        explain_key: str | None = None,
+        choices: Mapping[str, str] | None = None,
+        choice_kwargs: Mapping[str, object] | None = None,
+        max_value: float | None = None,
+    ) -> bool | None:
+        """Draw the question with this run's ``answer`` and the numbers its texts quote.
+
+        ``prompt`` and ``explain`` are the prompt's and the explanation's format arguments
+        (``explain`` may be a callable, called once the answer shows); ``explain_key``,
+        ``choices``, ``choice_kwargs`` and ``max_value``, when given, replace the declared ones
+        for this run (an explanation per outcome, choices or a bound that follow the controls).
+        Returns :func:`ask`'s verdict.
+        """
+        return ask(
+            self.qid,
+            prompt_key=self.prompt_key or f"q.{self.qid}_prompt",
+            prompt_kwargs=prompt,
+            answer=answer,
+            explain_key=explain_key or self.explain_key or f"q.{self.qid}_explain",
+            explain_kwargs=explain,
+            choices=choices if choices is not None else self.choices,
+            choice_kwargs=choice_kwargs if choice_kwargs is not None else self.choice_kwargs,
+            tolerance=self.tolerance,
+            relative=self.relative,
+            min_value=self.min_value,
+            max_value=max_value if max_value is not None else self.max_value,
+            step=self.step,
+            fmt=self.fmt,
+        )
 
 
 def _verdict(

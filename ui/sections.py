@@ -13,8 +13,9 @@ expander titled with its section title and runs only once the learner opens it: 
 computed, sent or drawn before (issue 8: a page-wide step then redraws the few charts the learner
 looks at, not twenty). Its open state is a control like any other, bound to the URL
 (``?open_sdp_nan=true``), so a teacher's link opens the same sections. While presenting, every
-section is a slide and none is folded. A section draws its title with :func:`heading`, which
-leaves it out inside the fold (the expander already shows it).
+section is a slide and none is folded. :func:`run_sections` draws each section's title (an h2, or
+an h3 with ``level=3``; none inside the fold, whose label already says it); the section's own
+function draws only what comes under it.
 """
 
 from __future__ import annotations
@@ -69,11 +70,18 @@ class Section:
         title_key: i18n key of the section's title (used for slide navigation and handouts).
         render: draws the section; takes no arguments.
         folded: on the scrolling page, drawn only once the learner opens its expander.
+        level: its title's heading level: 2 (``st.header``), 3 (``st.subheader``, under the
+            previous section's h2; an h2 while it is the slide), None: no title drawn (a section
+            whose first element says what it is, e.g. the live run's buttons).
+        above: drawn above the title (a group's own h2 and introduction, e.g. training's
+            findings above their first h3); None: nothing.
     """
 
     title_key: str
     render: Callable[[], None]
     folded: bool = False
+    level: int | None = 2
+    above: Callable[[], None] | None = None
 
     @property
     def open_key(self) -> str:
@@ -82,22 +90,18 @@ class Section:
         return f"open_{slug}"
 
 
-#: Session-state key: the title keys of the sections drawn in folds on this page view. Kept in
-#: the session, not just during the page's run, so that a fragment inside a folded section
-#: (rerun alone, without :func:`run_sections`) leaves its title out too.
-_FOLDED_TITLES = "_folded_titles"
-#: Session-state key: the title key of the section shown as the slide while presenting.
-_SLIDE_TITLE = "_slide_title"
+def _draw(section: Section, *, slide: bool = False, in_fold: bool = False) -> None:
+    """``section``: what goes above its title, its title (not inside its fold), then the section.
 
-
-def heading(title_key: str, *, sub: bool = False) -> None:
-    """A section's title (``st.header``, or ``st.subheader`` with ``sub``), unless the section is
-    drawn inside its fold, whose label already says it. While presenting, the slide's own title sits
-    right under the page's h1: an h2 even when ``sub`` (headings never skip a level, WCAG 1.3.1)."""
-    if title_key in st.session_state.get(_FOLDED_TITLES, ()):
-        return
-    slide_title = classroom.presenting() and title_key == st.session_state.get(_SLIDE_TITLE)
-    (st.subheader if sub and not slide_title else st.header)(t(title_key))
+    While presenting, the slide's title sits right under the page's h1: an h2 even at ``level=3``
+    (headings never skip a level, WCAG 1.3.1). The title is drawn here, outside any fragment in the
+    section, so a fragment's rerun keeps it.
+    """
+    if section.above is not None:
+        section.above()
+    if section.level is not None and not in_fold:
+        (st.subheader if section.level == 3 and not slide else st.header)(t(section.title_key))
+    section.render()
 
 
 def run_sections(page_id: str, sections: Sequence[Section]) -> None:
@@ -108,13 +112,11 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
     says so.
     """
     del page_id  # the slide number is per page view: Streamlit drops it on a page switch
-    presenting = classroom.presenting()
-    st.session_state[_FOLDED_TITLES] = () if presenting else tuple(s.title_key for s in sections if s.folded)
-    if not presenting:
+    if not classroom.presenting():
         hinted = False
         for section in sections:
             if not section.folded:
-                section.render()
+                _draw(section)
                 continue
             if not hinted:
                 hint = st.caption(":material/unfold_more: " + t("common.folded_hint"))
@@ -123,8 +125,7 @@ def run_sections(page_id: str, sections: Sequence[Section]) -> None:
             _folded(section)
         return
     shown = classroom.slide_navigation([t(s.title_key) for s in sections])
-    st.session_state[_SLIDE_TITLE] = sections[shown - 1].title_key
-    sections[shown - 1].render()
+    _draw(sections[shown - 1], slide=True)
 
 
 def _read_link(section: Section) -> None:
@@ -154,4 +155,4 @@ def _folded(section: Section) -> None:
     )
     if box.open:
         with box:
-            section.render()
+            _draw(section, in_fold=True)

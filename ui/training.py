@@ -13,21 +13,27 @@ follow-the-newest-epoch mark) and the page's widgets, all prefixed ``tr_``.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.attention import SCALE_MODES
 from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
+from core.random_walks import Baselines
 from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
-from ui import caching, controls
+from figures import training as ftr
+from ui import caching, controls, questions
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
-from ui.live_run import ConfigChoice, LiveRun, LiveState, Loop
+from ui.layout import cached_figure, show_figure
+from ui.live_run import ConfigChoice, LiveRun, LiveState, Loop, RedrawClock
 
 #: Rows kept in the per-session history of runs.
 HISTORY_ROWS = 8
@@ -162,16 +168,8 @@ def _draw_controls() -> dict[str, Any]:
 def _model_controls(d: TransformerConfig) -> dict[str, Any]:
     """The model group (width, heads, layers, positions, pre-LN); ``d`` gives the defaults."""
     return {
-        "d_model": controls.select_slider(
-            "tr.d_model",
-            key="tr_d_model",
-            options=D_MODEL_OPTIONS,
-            value=d.d_model,
-            help_key="tr.d_model_help",
-        ),
-        "n_heads": controls.select_slider(
-            "tr.heads", key="tr_heads", options=HEAD_OPTIONS, value=d.n_heads, help_key="tr.heads_help"
-        ),
+        "d_model": controls.option_slider("tr.d_model", "tr_d_model", D_MODEL_OPTIONS, d.d_model),
+        "n_heads": controls.option_slider("tr.heads", "tr_heads", HEAD_OPTIONS, d.n_heads),
         "n_layers": controls.slider(
             "tr.layers", key="tr_layers", min_value=1, max_value=3, value=d.n_layers, step=1
         ),
@@ -221,13 +219,8 @@ def _attention_controls(d: TransformerConfig) -> dict[str, Any]:
             help_key="tr.dropout_help",
         ),
         "causal": controls.toggle("tr.causal", key="tr_causal", value=d.causal, help_key="tr.causal_help"),
-        "diversity_weight": controls.select_slider(
-            "tr.diversity",
-            key="tr_diversity",
-            options=DIVERSITY_OPTIONS,
-            value=d.diversity_weight,
-            format_func=_number,
-            help_key="tr.diversity_help",
+        "diversity_weight": controls.option_slider(
+            "tr.diversity", "tr_diversity", DIVERSITY_OPTIONS, d.diversity_weight, _number
         ),
     }
 
@@ -256,20 +249,8 @@ def _training_controls(d: TransformerConfig) -> dict[str, Any]:
 def _data_controls(d: TransformerConfig) -> dict[str, Any]:
     """The data group (sequence length, training windows, momentum of the walks)."""
     return {
-        "seq_len": controls.select_slider(
-            "tr.seq_len",
-            key="tr_seq_len",
-            options=SEQ_LEN_OPTIONS,
-            value=d.seq_len,
-            help_key="tr.seq_len_help",
-        ),
-        "n_train": controls.select_slider(
-            "tr.n_train",
-            key="tr_n_train",
-            options=TRAIN_OPTIONS,
-            value=d.n_train,
-            help_key="tr.n_train_help",
-        ),
+        "seq_len": controls.option_slider("tr.seq_len", "tr_seq_len", SEQ_LEN_OPTIONS, d.seq_len),
+        "n_train": controls.option_slider("tr.n_train", "tr_n_train", TRAIN_OPTIONS, d.n_train),
         "momentum": controls.slider(
             "tr.momentum",
             key="tr_momentum",
@@ -464,3 +445,204 @@ def history_table() -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session).
+prediction_plot = cached_figure(ftr.prediction_plot)
+walks_plot = cached_figure(ftr.walks_plot)
+distance_bars = cached_figure(ftr.distance_bars)
+diagnostics_table = cached_figure(ftr.diagnostics_table)
+
+
+#: The baselines drawn on the loss chart (``core.random_walks.Baselines`` fields).
+BASELINE_IDS = ("mean", "last_value", "optimum")
+#: While training, charts are redrawn after an epoch only if this long has passed since the last
+#: redraw: fast epochs would otherwise queue more chart renders than a browser can keep up with.
+CHART_INTERVAL_S = 0.7
+#: Up to this many heads the attention maps sit beside the loss chart; more go below it.
+WIDE_HEADS = 4
+
+
+#: The live charts' builders, cached on their inputs (a still frame redrawn costs no build).
+loss_curves = cached_figure(ftr.loss_curves)
+attention_heads = cached_figure(ftr.attention_heads)
+
+
+class LiveView:
+    """The placeholders that change while a model trains, and how to draw a run into them."""
+
+    def __init__(self, wide_heads: bool) -> None:
+        self.progress = st.empty()
+        self.status = st.empty()
+        if wide_heads:
+            self.loss, self.attention = st.empty(), st.empty()
+        else:
+            left, right = st.columns(2)
+            self.loss, self.attention = left.empty(), right.empty()
+        self.draws = 0
+        self.clock = RedrawClock(CHART_INTERVAL_S, spacing=0, wait_first=False)
+
+    def draw(self, run: TrainingRun, *, epoch: int | None = None, layer: int = 0, live: bool = False) -> None:
+        """Loss curves, the attention maps of ``epoch`` (default: the latest) and the status line."""
+        self.draws += 1
+        epoch = run.snapshot_epochs[-1] if epoch is None or epoch not in run.snapshots else epoch
+        fraction = min(1.0, run.epochs_done / run.config.epochs)
+        self.progress.progress(fraction, text=t("tr.progress", done=run.epochs_done, total=run.config.epochs))
+        self.status.caption(_status_line(run, live=live))
+        if live and not self.clock.due():
+            return  # progress and status every epoch; charts at most every CHART_INTERVAL_S
+        started = time.perf_counter()
+        self._draw_loss(
+            run.config,
+            run.baselines,
+            look="tr.loss_look",
+            train_loss=run.train_loss,
+            val_loss=run.val_loss,
+            batch_loss=run.batch_loss,
+            batches_per_epoch=run.batches_per_epoch,
+        )
+        look = "tr.attention_look_live" if live else "tr.attention_look"
+        self._draw_attention(run.snapshots[epoch][layer], epoch=epoch, layer=layer, look=look)
+        self.clock.done(started)
+
+    def draw_preview(self, shown: Preview) -> None:
+        """Before any run: empty loss axes with the baselines, and the untrained model's attention
+        (once the question about it is answered)."""
+        self.draws += 1
+        self._draw_loss(shown.config, shown.baselines, look="tr.loss_look_preview")
+        draw = partial(
+            self._draw_attention, shown.attention[0], epoch=0, layer=0, look="tr.attention_look_untrained"
+        )
+        questions.reveal("tr_query0", draw, where=self.attention)
+
+    def _draw_loss(
+        self,
+        config: TransformerConfig,
+        baselines: Baselines,
+        *,
+        look: str,
+        train_loss: list[float] = (),
+        val_loss: list[float] = (),
+        batch_loss: list[float] | None = None,
+        batches_per_epoch: int | None = None,
+    ) -> None:
+        """The loss curves against the baselines (empty curves before any run)."""
+        loss_fig = loss_curves(
+            train_loss,
+            val_loss,
+            {k: getattr(baselines, k) for k in BASELINE_IDS},
+            names={
+                "train": t("tr.legend_train"),
+                "val": t("tr.legend_val"),
+                "batch": t("tr.legend_batch"),
+                **{k: t(f"tr.legend_{k}") for k in BASELINE_IDS},
+            },
+            title=t("tr.loss_title"),
+            x_title=t("tr.axis_epoch"),
+            y_title=t("tr.axis_loss"),
+            max_epochs=config.epochs,
+            batch_loss=batch_loss,
+            batches_per_epoch=batches_per_epoch,
+        )
+        with self.loss.container():
+            show_figure(loss_fig, key=f"tr_loss_fig_{self.draws}", look_for_key=look)
+
+    def _draw_attention(self, weights: Any, *, epoch: int, layer: int, look: str) -> None:
+        """One layer's attention maps, ``weights`` (H, T, T), after ``epoch`` (0: untrained)."""
+        H = weights.shape[0]
+        half_width = H <= WIDE_HEADS  # beside the loss chart: 3-4 heads in a 2 x 2 grid stay square
+        attention_fig = attention_heads(
+            weights,
+            cols=(2 if H > 2 else H) if half_width else None,
+            row_height=210 if half_width and H > 2 else None,
+            head_titles=[t("tr.head", h=h + 1) for h in range(H)],
+            title=t("tr.attention_title", epoch=epoch, layer=layer + 1),
+            x_title=t("tr.axis_key"),
+            y_title=t("tr.axis_query"),
+            colorbar_title=t("tr.axis_weight"),
+        )
+        with self.attention.container():
+            show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=look)
+
+
+def _status_line(run: TrainingRun, *, live: bool) -> str:
+    """Epochs, steps, speed and the latest losses against the baselines (paused mid-epoch: said first).
+
+    Before the first epoch ends there is no speed nor training loss to show: the line says so.
+    """
+    config = run.config
+    status = t(
+        "tr.status" if run.epochs_done else "tr.status_no_epoch",
+        epoch=run.epochs_done,
+        total=config.epochs,
+        steps=run.batches_done,
+        rate=run.epochs_done / run.seconds if run.seconds > 0 else 0.0,
+        train=run.train_loss[-1] if run.train_loss else float("nan"),
+        val=run.val_loss[-1],
+        last_value=run.baselines.last_value,
+        optimum=run.baselines.optimum,
+    )
+    if not live and run.cursor is not None:  # paused in the middle of an epoch
+        status = t("tr.status_paused", epoch=run.epochs_done + 1, steps=run.batches_done) + " · " + status
+    return status
+
+
+# The page's charts from its results, labelled in the page's language (builders cached above).
+def walks_chart(shown: Preview) -> go.Figure:
+    """A few of the run's training walks and one example with its next value, before any run."""
+    return walks_plot(
+        shown.walks,
+        shown.example,
+        names={
+            "train": t("tr.legend_walks"),
+            "example": t("tr.legend_example"),
+            "target": t("tr.legend_next"),
+        },
+        title=t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+
+
+def prediction_chart(found: Findings) -> go.Figure:
+    """One held-out walk: the truth, the one-step predictions and the rollout after the context."""
+    return prediction_plot(
+        found.example,
+        found.example_one_step,
+        found.example_rollout,
+        found.context,
+        names={k: t(f"tr.legend_{k}") for k in ("truth", "one_step", "rollout", "context")},
+        title=t("tr.prediction_fig_title"),
+        x_title=t("tr.axis_position"),
+        y_title=t("tr.axis_value"),
+    )
+
+
+def distance_chart(found: Findings) -> go.Figure:
+    """The model's attention share by distance, against uniform attention."""
+    return distance_bars(
+        found.distances,
+        found.shares,
+        found.uniform,
+        names={"model": t("tr.legend_model_attention"), "uniform": t("tr.legend_uniform")},
+        title=t("tr.distance_fig_title"),
+        x_title=t("tr.axis_distance"),
+        y_title=t("tr.axis_share"),
+    )
+
+
+def diagnostics_chart(found: Findings) -> go.Figure:
+    """The diagnostics as a table: status, symptom, what was measured, the remedy."""
+    rows = [
+        {
+            "level": d.level,
+            "status": t(f"tr.level_{d.level}"),
+            "symptom": t(f"tr.diag_{d.id}"),
+            "measure": t(f"tr.diag_{d.id}_measure", value=d.value, amber=d.amber, red=d.red),
+            "remedy": t(f"tr.diag_{d.id}_remedy"),
+        }
+        for d in found.diagnostics
+    ]
+    headers = {key: t(f"tr.col_{key}") for key in ("status", "symptom", "measure", "remedy")}
+    return diagnostics_table(rows, headers=headers)

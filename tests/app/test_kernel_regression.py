@@ -228,6 +228,25 @@ def test_new_kernels_cv_question_follows_the_loop(kernel, outcome):
         assert getattr(at, alerts), f"{choice}: no {alerts} verdict"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cv_undefined_explanation_names_every_never_zero_kernel(lang):
+    """The 'CV undefined' explanation names the kernels that never reach 0: Gaussian and Laplace
+    (K(5) > 0, evaluated here from their formulas), not only the Gaussian; never a compact one."""
+    never_zero = {"gaussian": math.exp(-12.5) / math.sqrt(2 * math.pi), "laplace": 0.5 * math.exp(-5.0)}
+    assert all(k > 0 for k in never_zero.values())
+    at = open_page(PAGE, lang=lang, params={"kr_kernel": "biweight"}, answered=False)
+    at.radio(key="q_kr_cv_small_h").set_value("undefined").run()
+    at.button(key="q_kr_cv_small_h_check").click().run()
+    assert_clean(at)
+    catalogue = load_catalogue(lang)
+    explanation = [m.value for m in at.markdown if ":material/lightbulb:" in m.value]
+    assert len(explanation) == 1, explanation
+    for name in never_zero:
+        assert catalogue[f"kr.kernel_{name}"] in explanation[0], name
+    for name in ("uniform", "epanechnikov", "triangular", "cosine", "tricube"):
+        assert catalogue[f"kr.kernel_{name}"] not in explanation[0], name
+
+
 def test_new_kernel_handout_in_chinese(monkeypatch):
     """The handout of a view with the Laplace kernel: every figure, the kernel's name, the link."""
     caught = {}

@@ -145,3 +145,34 @@ def test_the_page_header_is_on_the_first_slide_only(page):
     if page == "in-context":
         assert cat["ic.idea_title"] in [e.label for e in first.main.get("expander")]
         assert cat["ic.idea_title"] not in folds
+
+
+def _kinds_in_order(node) -> list[str]:
+    """The element types under ``node``, in page order (a block's children by their index)."""
+    children = getattr(node, "children", None)
+    if children is None:
+        return [node.type]
+    return [kind for key in sorted(children) for kind in _kinds_in_order(children[key])]
+
+
+@pytest.mark.parametrize(
+    ("page", "slide"), [("kernel-approximation", 1), ("kernel-approximation", 2), ("kernels-to-attention", 4)]
+)
+def test_a_slide_shows_its_charts_before_the_metrics_around_them(page, slide):
+    """These slides' metrics (and table, body text) pushed their first chart below a 1280x720
+    screen: while presenting, the slide's charts come first."""
+    at = _open_link(page, present="1", questions="0", slide=str(slide))
+    assert_clean(at)
+    assert _slide(at) == slide
+    kinds = _kinds_in_order(at.main)
+    assert "metric" in kinds
+    assert "plotly_chart" in kinds
+    assert kinds.index("plotly_chart") < kinds.index("metric")
+
+
+def test_the_scrolling_page_keeps_its_metrics_above_the_charts():
+    """Not presenting, the random-features section reads as before: its metrics, then its charts."""
+    at = open_page("kernel-approximation")
+    assert_clean(at)
+    kinds = _kinds_in_order(at.main)
+    assert kinds.index("metric") < kinds.index("plotly_chart")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.e2e.conftest import assert_no_exception, wait_for_app
@@ -164,6 +166,67 @@ def test_a_heatmap_slide_on_a_projector(browser, app_url, lang, size):
         assert 0 < s["chart"]["top"] < s["height"] * 0.7
         assert s["texts"] > 100
         assert s["small"] == []
+    finally:
+        context.close()
+
+
+#: Every page with slides, for the walk through all of them.
+SLIDE_PAGES = (
+    "home",
+    "kernel-regression",
+    "kernels-to-attention",
+    "scaled-dot-product",
+    "multi-head",
+    "kernel-approximation",
+    "in-context",
+    "training",
+)
+
+#: The slide picker's "n / count" and the top of the slide's first chart (outside folds and the
+#: controls popover), or null on a slide without a chart.
+FIRST_CHART = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const picked = document.querySelector('.st-key-slide input');
+  const chart = [...main.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .find(c => !c.closest('[data-testid="stExpander"], [data-testid="stPopoverBody"]'));
+  return {picked: picked ? picked.value : '', top: chart ? chart.getBoundingClientRect().top : null};
+}"""
+
+
+#: Whether the slide picker shows its "n / count · title" label.
+PICKED = r"""() => /^\d+ \/ \d+ /.test((document.querySelector('.st-key-slide input') || {}).value || '')"""
+
+
+#: Every page in English; in Chinese the two whose slides once pushed a chart below the fold (its
+#: text runs shorter, so English is the harder case; the pair keeps the check honest in both).
+SLIDE_VIEWS = [(path, "en") for path in SLIDE_PAGES] + [
+    (path, "zh") for path in ("kernels-to-attention", "kernel-approximation") if path in SLIDE_PAGES
+]
+
+
+@pytest.mark.parametrize(("path", "lang"), SLIDE_VIEWS)
+def test_every_slide_starts_its_first_chart_on_a_projector(browser, app_url, path, lang):
+    """At 1280x720, on every slide of the page (the first one too), the first chart starts on the
+    screen, not below the fold (questions hidden, so that every chart is drawn)."""
+    width, height = PROJECTORS[0]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        tops, slide, count = {}, 1, 1
+        while slide <= count:
+            page.goto(f"{app_url}/{path}?lang={lang}&present=1&questions=0&slide={slide}")
+            wait_for_app(page)
+            assert_no_exception(page)
+            page.wait_for_function(PICKED)  # the slide picker has its label
+            if page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"]').count():
+                page.wait_for_selector('[data-testid="stMain"] [data-testid="stPlotlyChart"] svg text')
+            shown = page.evaluate(FIRST_CHART)
+            number, count = (int(n) for n in re.match(r"(\d+) / (\d+)", shown["picked"]).groups())
+            assert number == slide
+            tops[slide] = shown["top"]
+            slide += 1
+        below = {n: top for n, top in tops.items() if top is not None and not 0 < top < height}
+        assert below == {}, f"{path}: first chart's top (px) beyond the {height} px screen: {below}"
     finally:
         context.close()
 

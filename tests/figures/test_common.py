@@ -57,6 +57,30 @@ def test_cv_plot_has_no_bare_minor_tick_labels():
     assert {"0.01", "0.02", "0.05", "0.1"} <= set(fig.layout.xaxis.ticktext)
 
 
+def test_the_claim_label_is_readable_where_the_current_h_line_crosses_it():
+    """The post's claimed range 0.2-0.4 holds the default h = 0.3: its dotted line ran through the
+    band's label, which now has a nearly opaque background of its own (drawn over the line)."""
+    hs = np.geomspace(0.01, 1.0, 40)
+    cv = 0.05 + (np.log(hs) + 2) ** 2 / 50
+    names = {"title": "t", "x_title": "h", "y_title": "CV", "curve_name": "CV", "star_name": "h*"}
+    fig = cv_figure(
+        hs,
+        cv,
+        h_star=0.15,
+        cv_star=0.05,
+        h_current=0.3,
+        current_name="h",
+        claim=(0.2, 0.4),
+        claim_name="post",
+        **names,
+    )
+    (note,) = [a for a in fig.layout.annotations if a.text == "post"]
+    assert 10**note.x < 0.3  # the label starts left of the current h: the line crosses it
+    alpha = float(note.bgcolor.rsplit(",", 1)[-1].rstrip(")")) if note.bgcolor.startswith("rgba") else 1.0
+    assert note.bgcolor.replace(" ", "").startswith(("rgba(255,255,255", "white", "#fff"))
+    assert alpha >= 0.8
+
+
 def test_titles_sit_left_of_the_vertical_toolbar():
     fig = base_layout(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), title="A long title")
     template = fig.layout.template.layout

@@ -81,3 +81,27 @@ def test_cost_figure_one_curve_per_method_and_one_mark_per_crossover():
     assert fig.layout.shapes[0].x0 == 300.0
     assert fig.layout.annotations[0].text == "favor wins"
     assert fig.layout.xaxis.type == "log"
+
+
+def test_share_figure_legend_hangs_from_the_bottom_edge_clear_of_the_x_axis_title():
+    """Three long series names wrap to three legend rows in a half-width chart: anchored to the
+    figure's bottom edge (not at a fixed fraction under the plot, where it reached into the x
+    axis's title), the rows (~22 px each) leave the tick labels and the title (~60 px) their room."""
+    names = ("trigonometric: negative", "trigonometric: near zero or negative", "positive: near zero")
+    m = np.array([2.0, 8.0, 32.0, 128.0])
+    fig = figs.share_figure(m, {n: np.zeros(4) for n in names}, title="T", x_title="m", y_title="share")
+    legend = fig.layout.legend
+    assert (legend.yref, legend.yanchor, legend.y) == ("container", "bottom", 0)
+    assert fig.layout.margin.b - 3 * 22 >= 60
+
+
+def test_matrices_row_labels_rows_once_so_the_shared_colour_bar_meets_no_tick_label():
+    """The shared colour bar stands in the gap before the difference panel: that panel's own row
+    labels stood in the same gap ('-0.5' over '10'). Rows are labelled by the first panel only."""
+    z = np.random.default_rng(0).random((16, 16))
+    fig = figs.matrices_row((("a", z), ("b", z), ("d", z - z.T)), x_title="k", y_title="q", signed_last=True)
+    shown = [fig.layout[f"yaxis{s}"].showticklabels for s in ("", "2", "3")]
+    assert shown == [True, False, False]
+    bars = [tr.colorbar.x for tr in fig.data if tr.showscale]
+    gap = (fig.layout.xaxis2.domain[1], fig.layout.xaxis3.domain[0])
+    assert gap[0] < min(bars) < gap[1]  # the shared bar is in the gap, where no labels are now

@@ -108,3 +108,18 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
             )  # fmt: skip
         ref.update_layout(margin={"t": 90, "l": TOKEN_MARGIN})
         assert json.loads(fig.to_json()) == json.loads(ref.to_json())
+
+
+def test_similarity_colour_bar_title_runs_along_the_bar():
+    """Above the bar, the title met the legend of circled pairs and the bar's top tick label."""
+    fig = figs.similarity_matrix(
+        np.eye(4),
+        head_labels=["h1", "h2", "h3", "h4"],
+        pairs=[(0, 1, 0.9)],
+        title="T",
+        axis_title="head",
+        colorbar_title="similarity",
+        pair_name="redundant pair",
+    )
+    bar = fig.data[0].colorbar
+    assert (bar.title.text, bar.title.side) == ("similarity", "right")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
+import pytest
 
 from figures.attention_shared import vline_marks
-from figures.scaled_dot_product import LinePanel, line_panels, panel_axes, pipeline_heatmaps
+from figures.scaled_dot_product import LinePanel, line_panels, panel_axes, pipeline_heatmaps, weights_heatmap
+from ui.i18n import load_catalogue
 
 
 def _domain(fig: go.Figure, axis: str) -> tuple[float, float]:
@@ -77,3 +80,26 @@ def test_line_panels_have_one_legend_each_under_their_panel_and_a_marker_on_ever
     ]
     assert [n["x"] for n in notes] == [math.log10(16)] * 3  # a log axis takes an annotation in log10
     go.Figure(fig).update_layout(shapes=shapes, annotations=notes)  # valid Plotly layout
+
+
+def _columns(line: str) -> int:
+    """Display columns of a line: two for a wide (CJK) character."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_heatmap_title_wraps_to_a_half_width_chart(lang):
+    """The safe masking's title (the scaled dot-product page, in one of two columns: ~445 px at
+    1400 px beside the sidebar) was cut at the chart's right edge. Each line now holds at most ~44
+    columns of 17 px type, and the top margin grows a line for each line added."""
+    title = load_catalogue(lang)["sdp.fig_safe"]
+    assert _columns(title) > 50  # too long for one line of a half-width chart
+    w = np.full((3, 3), 1 / 3)
+    fig = weights_heatmap(w, x_labels=None, y_labels=None, title=title, x_title="k", y_title="q")
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2
+    assert "".join(lines).replace(" ", "") == title.replace(" ", "")
+    assert max(_columns(line) for line in lines) <= 44
+    short = weights_heatmap(w, x_labels=None, y_labels=None, title="Weights", x_title="k", y_title="q")
+    assert short.layout.title.text == "Weights"
+    assert fig.layout.margin.t >= short.layout.margin.t + 20 * (len(lines) - 1)
