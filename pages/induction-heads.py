@@ -20,17 +20,24 @@ from ui import classroom, controls, questions
 from ui import induction_heads as lesson_ui
 from ui.controls import BIND
 from ui.i18n import t
-from ui.layout import cached_figures, page_header, show_figure, table
+from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
-from ui.sections import Section, heading, run_sections
+from ui.questions import Question
+from ui.sections import Section, run_sections
 
 #: Live charts: at most every 0.7 s, and so that redraws take at most an eleventh of the time.
 CHART_INTERVAL_S, SPACING = 0.7, 10.0
-cached = cached_figures(lesson_figures)
 #: Held-out sequences the maps can show.
 SEQUENCES = 16
 #: The blurred lookup the kernel question asks about (one of ``core.lessons.induction_heads.SCALES``).
 BLUR = 0.2
+
+#: Before the curves: a cliff, a steady climb or flat? (The run on screen's own curve.)
+CURVE_SHAPE = Question("ih_cliff", choices={k: f"q.ih_cliff_{k}" for k in ("cliff", "steady", "flat")})
+#: Before the ablation chart: which head's removal costs the most? (Choices: the model's heads.)
+WORST_HEAD = Question("ih_ablate")
+#: Before the kernel view: blurring the lookup by :data:`BLUR`, does the copy fall, stay or rise?
+BLURRED = Question("ih_blur", choices={k: f"q.ih_blur_{k}" for k in ("falls", "same", "rises")})
 
 
 def idea_section() -> None:
@@ -47,11 +54,10 @@ def controls_section() -> InductionConfig | None:
 
 
 def task_section(view: lesson_ui.Shown) -> None:
-    heading("ih.task_title")
     st.markdown(t("ih.task_body"))
     v = lesson_ui.sequence_view(view, 0)
     names = {r: t(f"ih.role_{r}") for r in ("prefix", "segment", "repeat")}
-    fig = cached.sequence_figure(
+    fig = lesson_ui.sequence_figure(
         tuple(int(x) for x in v.tokens), tuple(lesson_ui.roles(v)), names=names,
         title=t("ih.sequence_title", period=v.period), x_title=t("ih.axis_position"),
     )  # fmt: skip
@@ -86,10 +92,11 @@ class LiveView:
         self.status.caption(t(key, steps=last.step, acc=f"{last.accuracy:.2f}", cliff=cliff))
 
     def _chart(self, view: lesson_ui.Shown, cliff: int | None, live: bool) -> None:
-        build = lesson_figures if live else cached  # live frames change every draw: not worth caching
+        # live frames change every draw: not worth caching
+        build = lesson_figures.formation_figure if live else lesson_ui.formation_figure
         h, c = view.history, view.control
         names = {k: t(f"ih.legend_{k}") for k in ("accuracy", "loss", "control", "control_loss")}
-        fig = build.formation_figure(
+        fig = build(
             tuple(p.step for p in h), tuple(p.accuracy for p in h), tuple(p.loss for p in h),
             {k: tuple(v) for k, v in lesson_ui.score_lines(view).items()},
             tuple(p.step for p in c), tuple(p.accuracy for p in c), tuple(p.loss for p in c),
@@ -107,20 +114,15 @@ class LiveView:
 def _cliff_question(view: lesson_ui.Shown) -> None:
     if len(view.history) < 2:
         return
-    questions.ask(
-        "ih_cliff",
-        prompt_key="q.ih_cliff_prompt",
-        prompt_kwargs={"steps": view.steps_done},
-        choices={k: f"q.ih_cliff_{k}" for k in ("cliff", "steady", "flat")},
-        answer=lesson_ui.curve_shape(view.history),
-        explain_key="q.ih_cliff_explain",
-        explain_kwargs=lesson_ui.cliff_numbers(view.history),
+    CURVE_SHAPE.ask(
+        lesson_ui.curve_shape(view.history),
+        prompt={"steps": view.steps_done},
+        explain=lesson_ui.cliff_numbers(view.history),
     )
 
 
 def live_section(config: InductionConfig | None) -> None:
     """Buttons, the curves of the run on screen (the shipped default before any) and training."""
-    heading("ih.watch_title")
     st.markdown(t("ih.watch_body"))
     lesson_ui.LIVE.buttons(config is not None)
     run = lesson_ui.LIVE.current()
@@ -146,7 +148,6 @@ def live_section(config: InductionConfig | None) -> None:
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def heads_section(view: lesson_ui.Shown) -> None:
-    heading("ih.heads_title")
     st.markdown(t("ih.heads_body"))
     index = int(
         controls.slider("ih.sequence", key="ih_seq", min_value=0, max_value=SEQUENCES - 1, value=0, step=1)
@@ -155,7 +156,7 @@ def heads_section(view: lesson_ui.Shown) -> None:
     labels = tuple(f"{i}:{int(x)}" for i, x in enumerate(v.tokens))
     c = view.config
     titles = tuple(lesson_ui.head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads))
-    fig = cached.heads_figure(
+    fig = lesson_ui.heads_figure(
         v.weights,
         labels,
         titles=titles,
@@ -166,7 +167,7 @@ def heads_section(view: lesson_ui.Shown) -> None:
     show_figure(
         fig, key="ih_heads_fig", look_for_key="ih.heads_look", code=lesson.sequence_view, period=v.period
     )
-    heading("ih.strip_title", sub=True)
+    st.subheader(t("ih.strip_title"))
     heads = [f"{layer}_{h}" for layer in range(c.n_layers) for h in range(c.n_heads)]
     col_q, col_h = st.columns(2)
     query = int(controls.slider("ih.query", key="ih_query", min_value=0, max_value=c.seq_len - 1,
@@ -174,7 +175,7 @@ def heads_section(view: lesson_ui.Shown) -> None:
     head = controls.selectbox("ih.strip_head", key="ih_head", options=heads, index=len(heads) - 1,
                               option_prefix="ih.head_", where=col_h)  # fmt: skip
     layer, h = map(int, head.split("_"))
-    fig = cached.strip_figure(
+    fig = lesson_ui.strip_figure(
         tuple(str(int(x)) for x in v.tokens), tuple(float(w) for w in v.weights[layer, h, query]), query,
         title=t("ih.strip_fig_title", head=lesson_ui.head_name(layer, h), query=query),
         names={"keys": t("ih.axis_key"), "queries": t("ih.axis_query")},
@@ -184,7 +185,6 @@ def heads_section(view: lesson_ui.Shown) -> None:
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def text_section(view: lesson_ui.Shown) -> None:
-    heading("ih.text_title")
     st.markdown(t("ih.text_body"))
     text = st.text_input(
         t("ih.text"), value=lesson_ui.DEFAULT_TEXT, key="ih_text", help=t("ih.text_help"), bind=BIND
@@ -200,18 +200,14 @@ def text_section(view: lesson_ui.Shown) -> None:
 
 
 def ablate_section(view: lesson_ui.Shown) -> None:
-    heading("ih.ablate_title")
     st.markdown(t("ih.ablate_body"))
     ab = lesson_ui.ablation(view)
     worst = max(ab.single, key=lambda a: a.drop).heads[0]
-    questions.ask(
-        "ih_ablate",
-        prompt_key="q.ih_ablate_prompt",
+    WORST_HEAD.ask(
+        f"{worst[0]}_{worst[1]}",
         choices={f"{layer}_{h}": f"ih.head_{layer}_{h}" for layer, h in (a.heads[0] for a in ab.single)},
-        answer=f"{worst[0]}_{worst[1]}",
-        explain_key="q.ih_ablate_explain",
-        explain_kwargs={"head": lesson_ui.head_name(*worst), "drop": f"{ab.of(*worst).drop:.2f}",
-                        "full": f"{ab.full.accuracy:.2f}"},
+        explain={"head": lesson_ui.head_name(*worst), "drop": f"{ab.of(*worst).drop:.2f}",
+                 "full": f"{ab.full.accuracy:.2f}"},
     )  # fmt: skip
     questions.reveal("ih_ablate", partial(_ablation_chart, view, ab))
 
@@ -233,26 +229,21 @@ def _ablation_chart(view: lesson_ui.Shown, ab: lesson.Ablation) -> None:
     if ab.induction_group is not None and len(ab.induction_group.heads) > 1:
         bars.append((t("ih.bar_group"), ab.induction_group.accuracy, "induction"))
     labels, acc, kinds = (tuple(x) for x in zip(*bars, strict=True))
-    fig = cached.ablation_figure(
+    fig = lesson_ui.ablation_figure(
         labels, acc, kinds, title=t("ih.ablate_fig_title"), y_title=t("ih.axis_accuracy")
     )
     show_figure(fig, key="ih_ablate_fig", look_for_key="ih.ablate_look", code=lesson.ablation)
 
 
 def kernel_section(view: lesson_ui.Shown) -> None:
-    heading("ih.kernel_title")
     st.markdown(t("ih.kernel_body"))
     if view.config.n_layers < 2:
         st.info(t("ih.kernel_one_layer"))
         return
-    questions.ask(
-        "ih_blur",
-        prompt_key="q.ih_blur_prompt",
-        prompt_kwargs={"scale": BLUR},
-        choices={k: f"q.ih_blur_{k}" for k in ("falls", "same", "rises")},
-        answer=lambda: lesson_ui.blur_answer(lesson_ui.kernel_view(view), BLUR),
-        explain_key="q.ih_blur_explain",
-        explain_kwargs=lambda: lesson_ui.blur_numbers(lesson_ui.kernel_view(view), BLUR),
+    BLURRED.ask(
+        lambda: lesson_ui.blur_answer(lesson_ui.kernel_view(view), BLUR),
+        prompt={"scale": BLUR},
+        explain=lambda: lesson_ui.blur_numbers(lesson_ui.kernel_view(view), BLUR),
     )
     questions.reveal("ih_blur", partial(_kernel_chart, view))
     st.page_link("pages/kernel-regression.py", label=t("ih.kernel_link"), icon=":material/show_chart:")
@@ -276,7 +267,7 @@ def _kernel_chart(view: lesson_ui.Shown) -> None:
     cols[0].metric(t("ih.metric_gap"), f"×{lesson_ui.kernel_ratio(kv):.0f}", help=t("ih.metric_gap_help"))
     cols[1].metric(t("ih.metric_scale_acc", scale=f"{scale:g}"), f"{kv.accuracy[k]:.2f}")
     cols[2].metric(t("ih.metric_keys", scale=f"{scale:g}"), f"{kv.effective_keys[k]:.1f}")
-    fig = cached.kernel_figure(
+    fig = lesson_ui.kernel_figure(
         kv.match_scores, kv.other_scores, kv.scales, kv.accuracy, kv.effective_keys,
         names={k: t(f"ih.legend_{k}") for k in ("match", "other", "accuracy", "keys")},
         titles=(t("ih.kernel_scores_title", head=lesson_ui.head_name(*kv.head)), t("ih.kernel_scale_title")),
@@ -287,7 +278,6 @@ def _kernel_chart(view: lesson_ui.Shown) -> None:
 
 
 def honest_section(view: lesson_ui.Shown) -> None:
-    heading("ih.honest_title")
     st.markdown(t("ih.honest_body"))
     questions.reveal(
         ("ih_cliff", "ih_ablate"), lambda: table(lesson_ui.honest_rows(view, lesson_ui.ablation(view)))

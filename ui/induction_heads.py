@@ -26,8 +26,10 @@ from core import induction_training as training
 from core.induction import InductionConfig, InductionTransformer
 from core.induction_training import EvalPoint, InductionRun
 from core.lessons import induction_heads as lesson
+from figures import induction_heads as fih
 from ui import caching, controls
 from ui.i18n import t
+from ui.layout import cached_figure
 from ui.live_run import ConfigChoice, LiveRun, Loop, training_slot
 
 #: Steps the "Step" button trains.
@@ -46,6 +48,16 @@ DEFAULT_TEXT = "SOFTMAX SOFTMAX"
 MOVES_BY = 0.05
 
 T_ = TypeVar("T_")
+
+# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# signature as the builder, one bounded cache per builder shared by every session). The live
+# curves while training are built directly (``fih.formation_figure``): each frame is new.
+sequence_figure = cached_figure(fih.sequence_figure)
+formation_figure = cached_figure(fih.formation_figure)
+heads_figure = cached_figure(fih.heads_figure)
+strip_figure = cached_figure(fih.strip_figure)
+ablation_figure = cached_figure(fih.ablation_figure)
+kernel_figure = cached_figure(fih.kernel_figure)
 
 
 def render_controls() -> ConfigChoice[InductionConfig]:
