@@ -89,8 +89,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("multi_head", ":material/view_module:", "mh"),
     Lesson("training", ":material/model_training:", "tr", trains=True),
     Lesson("in_context", ":material/psychology:", "ic", trains=True),
-    # A new page is one line here once its files exist (tests/test_lessons.py checks them), e.g.
-    # Lesson("induction_heads", ":material/...:", "ih", trains=True),
+    # A new page is one line here once its files exist (tests/test_lessons.py checks them).
+    Lesson("induction_heads", ":material/content_copy:", "ih", trains=True),
 )
 
 #: Every page of the app, home first: what ``app.py`` hands to ``st.navigation``.

@@ -1,6 +1,6 @@
 """Induction heads speed: time to formation on the default config, and a live page's overhead.
 
-``python -m benchmarks induction [--seeds 0,1,2,3,4]``. For the default config
+``python -m benchmarks induction [--seeds 0,1,2,3,4] [--students 30 | --no-students]``. For the default config
 (``core.induction.InductionConfig``: 2 layers x 2 heads, d_model 64, 600 Adam steps of 32 sequences):
 
 - formation, per seed: ``core.induction_training.train_induction`` alone, on one thread; the step
@@ -17,14 +17,22 @@
   Target: <= +10 % over headless (the ratio of CPU times, and the time inside the callbacks as a
   share of training time, the least noisy measure on a shared machine);
 - the shipped default run: loading ``assets/precomputed/induction_default.npz`` (what a page does
-  instead of training on its first visit) against training it (``default_runs``).
+  instead of training on its first visit) against training it (``default_runs``);
+- a classroom (``--students N``, default 30; ``--no-students`` skips it): N students open
+  ``/induction-heads`` on one ``streamlit run`` (the default run shown, every question's "Show me"
+  pressed) and each moves one of the page's reading sliders (held-out sequence, query position,
+  QK scale) every ``EVERY_S`` seconds for ``CLASS_S`` seconds; p50 / p95 of those reruns and of the
+  page's opening, and the errors. Target: p95 <= 1 s. Nobody presses Train: a training holds one of
+  ``ui.live_run.MAX_CONCURRENT`` slots and the others wait (``tests/ui/test_live_run.py``).
 
 Headless and page runs are interleaved, best of ``REPEAT``.
 """
 
 from __future__ import annotations
 
+import random
 import sys
+import threading
 import time
 
 import numpy as np
@@ -33,6 +41,8 @@ import plotly.io as pio
 import torch
 from plotly.subplots import make_subplots
 
+from benchmarks.load.client import StreamlitSession
+from benchmarks.load.server import serve_streamlit
 from core import induction as ind
 from core import induction_training as tr
 from core.lessons import induction_heads as dflt
@@ -119,11 +129,71 @@ def formation_table(seeds: tuple[int, ...]) -> None:
         )
 
 
+#: The classroom: students, seconds of moves, a move every EVERY_S seconds by each student.
+STUDENTS, CLASS_S, EVERY_S = 30, 45.0, 3.0
+#: The sliders a student moves: the page's readings of the shown run (no training).
+READING_SLIDERS = ("ih_seq", "ih_query", "ih_scale")
+
+
+def _student(host: str, seed: int, opened: list[float], moved: list[float], errors: list[str]) -> None:
+    rng = random.Random(seed)
+    session = StreamlitSession(host, "induction-heads")
+    try:
+        session.connect()
+        first = session.open()
+        opened.append(first.seconds)
+        if first.error:
+            errors.append(first.error)
+        end = time.monotonic() + CLASS_S
+        while time.monotonic() < end:
+            began = time.monotonic()
+            rerun = session.move(rng, rng.choice(READING_SLIDERS))
+            moved.append(rerun.seconds)
+            if not rerun.ok:
+                errors.append(rerun.error or "unfinished")
+            time.sleep(max(0.0, EVERY_S - (time.monotonic() - began)))
+    except Exception as err:  # a student's failure is counted, not raised: the others go on
+        errors.append(f"{type(err).__name__}: {err}")
+    finally:
+        session.close()
+
+
+def classroom(students: int) -> None:
+    """``students`` on one server, the shipped run shown; p50 / p95 of their reruns."""
+    opened: list[float] = []
+    moved: list[float] = []
+    errors: list[str] = []
+    with serve_streamlit() as server:
+        warm = StreamlitSession(server.url, "induction-heads")  # the server's first imports
+        warm.connect()
+        warm.open()
+        warm.close()
+        threads = [
+            threading.Thread(target=_student, args=(server.url, i, opened, moved, errors))
+            for i in range(students)
+        ]
+        for i, thread in enumerate(threads):
+            thread.start()
+            time.sleep(0.2 if i < students - 1 else 0)  # they arrive over a few seconds
+        for thread in threads:
+            thread.join()
+    p50, p95 = np.percentile(moved, [50, 95]) if moved else (float("nan"),) * 2
+    print(
+        f"\nclassroom: {students} students on /induction-heads, a slider every {EVERY_S:g} s "
+        f"for {CLASS_S:g} s: "
+        f"{len(moved)} reruns, p50 {p50:.2f} s, p95 {p95:.2f} s (target <= 1 s); opening p95 "
+        f"{np.percentile(opened, 95) if opened else float('nan'):.2f} s; {len(errors)} errors"
+    )
+    for error in sorted(set(errors))[:5]:
+        print(f"  error: {error}")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     seeds = SEEDS
     if "--seeds" in argv:
         seeds = tuple(int(s) for s in argv[argv.index("--seeds") + 1].split(","))
+    students = int(argv[argv.index("--students") + 1]) if "--students" in argv else STUDENTS
     config = ind.InductionConfig()
     tr.train_induction(config.replace(steps=3))  # warm-up: torch.optim's one-off import, allocator
     print(
@@ -158,6 +228,8 @@ def main(argv: list[str] | None = None) -> None:
         f"default run and its control: trained {train_cpu:.1f} CPU s; "
         f"loaded from the shipped file {load_s * 1000:.0f} ms"
     )
+    if "--no-students" not in argv:
+        classroom(students)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ def _chart_key(chart) -> str:
 PAGES = [
     ("kernel-regression", "en", "nav.kernel_regression"),
     ("scaled-dot-product", "zh", "nav.scaled_dot_product"),
+    ("induction-heads", "zh", "nav.induction_heads"),
 ]
 
 

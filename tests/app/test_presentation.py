@@ -21,6 +21,7 @@ PAGES = {
     "multi-head": 5,
     "training": 1,  # before any run: the live section only (the findings need a trained model)
     "in-context": 5,
+    "induction-heads": 7,
 }
 
 
@@ -119,6 +120,7 @@ INTROS = {
     "kernel-approximation": "ka.intro",
     "multi-head": "mh.intro",
     "in-context": "ic.intro",
+    "induction-heads": "ih.intro",
 }
 
 

@@ -142,6 +142,22 @@ REVEALS: dict[str, Reveals] = {
             says("ic.verdict_h_match", "ic.verdict_h_near", "ic.verdict_h_wide", "ic.verdict_h_narrow"),
         )
     ),
+    "ih_cliff": Reveals(
+        hidden=(
+            chart("ih_curves_fig_"),
+            says("ih.status_cliff", "ih.status_no_cliff"),
+            table("ih.col_measured"),
+        ),
+        before=("plateau", "cliff", "phase change", "sudden"),
+    ),
+    "ih_ablate": Reveals(
+        hidden=(chart("ih_ablate_fig"), table("ih.col_measured")),
+        above=(chart("ih_heads_fig"),),
+        notes="the maps show which head is which, not what switching one off costs",
+    ),
+    "ih_blur": Reveals(
+        hidden=(chart("ih_kernel_fig"), metric("ih.metric_gap"), metric("ih.metric_scale_acc")),
+    ),
     "ic_more_context": Reveals(
         hidden=(chart("ic_sweep_fig"), says("ic.trend_n_context")),
         before=("narrower window", "narrows with more"),
@@ -165,6 +181,7 @@ SCENARIOS = [
     ("training", TINY_TRAINING | {"tr_causal": "false"}, "tr_btn_train", {"tr_ahead", "tr_shuffle"}),
     ("in-context", {"ic_steps": "100"}, "ic_btn_train", {"ic_learned_h"}),
     ("in-context", {"ic_steps": "100"}, "ic_btn_sweep", {"ic_steeper", "ic_more_context"}),
+    ("induction-heads", {}, None, {"ih_cliff", "ih_ablate", "ih_blur"}),
 ]
 
 

@@ -38,7 +38,7 @@ def test_unknown_language_falls_back_to_english():
 def test_every_page_is_registered_and_exists():
     assert [p.url_path for p in PAGES] == [
         "home", "kernel-regression", "kernels-to-attention", "scaled-dot-product", "kernel-approximation",
-        "multi-head", "training", "in-context",
+        "multi-head", "training", "in-context", "induction-heads",
     ]  # fmt: skip
     for p in PAGES:
         assert (ROOT / p.script).exists(), p.script

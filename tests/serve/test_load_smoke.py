@@ -67,7 +67,7 @@ def test_load_pages_are_lesson_pages_without_training():
     from lessons import LESSONS
 
     assert set(LOAD_PAGES) <= {lesson.url_path for lesson in LESSONS}
-    assert not set(LOAD_PAGES) & {"home", "training", "in-context"}
+    assert not set(LOAD_PAGES) & {"home", "training", "in-context", "induction-heads"}
 
 
 @pytest.mark.parametrize("page", LOAD_PAGES)
