@@ -18,7 +18,6 @@ from core.lessons import induction_heads as lesson
 from figures import induction_heads as lesson_figures
 from ui import classroom, controls, questions
 from ui import induction_heads as lesson_ui
-from ui.controls import BIND
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.live_run import RedrawClock
@@ -186,8 +185,8 @@ def heads_section(view: lesson_ui.Shown) -> None:
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
 def text_section(view: lesson_ui.Shown) -> None:
     st.markdown(t("ih.text_body"))
-    text = st.text_input(
-        t("ih.text"), value=lesson_ui.DEFAULT_TEXT, key="ih_text", help=t("ih.text_help"), bind=BIND
+    text = controls.text_input(
+        "ih.text", key="ih_text", value=lesson_ui.DEFAULT_TEXT, help_key="ih.text_help"
     )
     try:
         p = lesson_ui.predict_text(view, text)

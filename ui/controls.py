@@ -404,6 +404,26 @@ def number_input(
     return chosen
 
 
+def text_input(
+    label_key: str,
+    *,
+    key: str,
+    value: str = "",
+    help_key: str | None = None,
+    where: Any | None = None,
+) -> str:
+    """A bound line of text (a sequence to type): kept in the link and listed in the handout."""
+    text = _where(where).text_input(
+        t(label_key),
+        value=value,
+        key=key,
+        help=t(help_key) if help_key else None,
+        bind=BIND,
+    )
+    record_control(key, t(label_key), text)
+    return text
+
+
 def toggle(
     label_key: str,
     *,

@@ -271,3 +271,16 @@ def test_the_handout_records_the_page_by_reference_not_by_value():
     assert len(questions) == 3
     assert all(callable(e.obj) for e in questions)  # its text and answer are made on the click
     assert {e.kind for e in entries} >= {"text", "formula", "heading", "question", "figure", "table"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_handout_lists_a_typed_sequence_with_the_settings(downloads, lang):
+    """A text control (induction heads' own sequence) is a setting like a slider: the worksheet's
+    table gives its label and the text the page shows, in the page's language."""
+    typed = "ABCDABCD" if lang == "en" else "注意力注意力"
+    at = open_page("induction-heads", lang=lang, params={"ih_text": typed}, folded=True, answered=False)
+    assert_clean(at)
+    assert at.text_input(key="ih_text").value == typed
+    html = downloads[f"induction-heads-{lang}-handout.html"]()
+    sheet = html.split(ANSWERS)[0]
+    assert f"<td>{escape(load_catalogue(lang)['ih.text'])}</td><td>{escape(typed)}</td>" in sheet
