@@ -283,7 +283,7 @@ def test_arrow_keys_and_a_clicker_step_the_slides(browser, app_url, lang):
         # the page-wide controls, in the slide bar's popover: the arrow keys move a focused slider
         page.locator('.st-key-slide_bar [data-testid="stPopoverButton"]').click()
         popover = page.locator('[data-testid="stPopoverBody"]')
-        slider = popover.locator('[data-testid="stSlider"] input[type="range"]').first
+        slider = popover.locator('.st-key-kr_h input[type="range"]')  # the live bandwidth slider
         slider.focus()
         assert page.evaluate(f"({URL_PARAM})('kr_h')") is None  # the default bandwidth
         _press(page, "ArrowRight", until=("kr_h", None))  # the slider took the key: one step up
