@@ -4,11 +4,55 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+
+
+@dataclass(frozen=True)
+class Labels:
+    """The words on one figure, already translated: a figure builder never translates.
+
+    The house's one label convention: every builder takes its words as one ``labels: Labels``
+    argument, next to its data, instead of one keyword argument per title and legend entry. Build
+    it in the ``ui`` layer with :meth:`of`; the builder reads :attr:`title`, :attr:`x`, :attr:`y`,
+    :attr:`z` and each legend / trace name by its role with :meth:`name`. Frozen and made of
+    strings, so a cached builder keys on it like on its data.
+
+    Attributes:
+        title: the figure's title ("" for none).
+        x, y: the axis titles.
+        z: the colour bar's title (heatmaps).
+        names: ``(role, name)`` pairs: the legend / trace / annotation names, e.g.
+            ``(("data", "Data"), ("fit", "NW fit"))``.
+    """
+
+    title: str = ""
+    x: str = ""
+    y: str = ""
+    z: str = ""
+    names: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, title: str = "", x: str = "", y: str = "", z: str = "", **names: str) -> Labels:
+        """``Labels.of(title=..., x=..., y=..., data="Data", fit="NW fit")``: roles as keywords."""
+        return cls(title, x, y, z, tuple(names.items()))
+
+    def name(self, role: str) -> str:
+        """The name given for ``role``; a role the caller did not give is a bug (``KeyError``)."""
+        for given, name in self.names:
+            if given == role:
+                return name
+        roles = ", ".join(given for given, _ in self.names) or "none"
+        raise KeyError(f"this figure's labels have no name for {role!r} (they name: {roles})")
+
+    def has(self, role: str) -> bool:
+        """Whether a name was given for ``role`` (an optional legend entry)."""
+        return any(given == role for given, _ in self.names)
+
 
 #: Sequential scale for attention / kernel weights (0 = white, 1 = dark), as in the post's YlOrRd.
 WEIGHT_COLORSCALE = "YlOrRd"

@@ -162,3 +162,17 @@ def test_with_alpha_makes_a_palette_colour_see_through():
     for bad in (("#FFF", 0.5), ("0072B2", 0.5), (PALETTE[0], 1.5)):
         with pytest.raises(ValueError, match="rrggbb"):
             with_alpha(*bad)
+
+
+def test_labels_keep_their_roles_and_name_a_missing_one() -> None:
+    """``Labels``: roles given as keywords come back by name; a role never given is a KeyError."""
+    from figures.common import Labels
+
+    labels = Labels.of(title="T", x="X", y="Y", data="Data", fit="NW fit")
+    assert (labels.title, labels.x, labels.y, labels.z) == ("T", "X", "Y", "")
+    assert labels.name("fit") == "NW fit"
+    assert labels.has("data")
+    assert not labels.has("truth")
+    with pytest.raises(KeyError, match=r"'truth'.*data, fit"):
+        labels.name("truth")
+    assert hash(labels) == hash(Labels.of(title="T", x="X", y="Y", data="Data", fit="NW fit"))
