@@ -35,6 +35,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -317,13 +318,13 @@ def report(
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks drag", description=__doc__.split("\n")[0])
     parser.add_argument("--drags", type=int, default=3, help="drags per slider and path (default 3)")
     parser.add_argument("--moves", type=int, default=60, help="mouse moves per drag (default 60)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--sliders", nargs="*", help="only these URL keys (default: every live slider)")
-    args = parser.parse_args(argv if argv is not None else sys.argv[1:])
+    args = parser.parse_args(list(argv))
     exe = chromium_path()
     if exe is None:
         raise SystemExit("no Chromium: install it (`apt-get install -y chromium`) or set CHROMIUM_PATH")
@@ -351,4 +352,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -34,6 +34,7 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -188,8 +189,8 @@ def classroom(students: int) -> None:
         print(f"  error: {error}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+def main(argv: Sequence[str] = ()) -> None:
+    argv = list(argv)
     seeds = SEEDS
     if "--seeds" in argv:
         seeds = tuple(int(s) for s in argv[argv.index("--seeds") + 1].split(","))
@@ -233,4 +234,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
