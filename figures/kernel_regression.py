@@ -90,27 +90,17 @@ def _figure(data: list[dict], layout: dict, labels: Labels, *, height: int, top:
 
 def _truth_line(grid: np.ndarray, truth: np.ndarray, name: str) -> dict:
     """The noiseless curve (Q,) over the grid: a dashed line (a scatter trace dict)."""
-    return {
-        "type": "scatter",
-        "x": grid,
-        "y": truth,
-        "mode": "lines",
-        "name": name,
-        "line": {"color": TRUTH_COLOR, "width": 2, "dash": "dash"},
-    }
+    return _line(grid, truth, name, {"color": TRUTH_COLOR, "width": 2, "dash": "dash"})
 
 
 def _fit_line(grid: np.ndarray, fit: np.ndarray, name: str) -> dict:
     """The NW fit (Q,) over the grid, NaN drawn as gaps, never bridged (a scatter trace dict)."""
-    return {
-        "type": "scatter",
-        "x": grid,
-        "y": fit,
-        "mode": "lines",
-        "name": name,
-        "connectgaps": False,
-        "line": {"color": FIT_COLOR, "width": 3},
-    }
+    return _line(grid, fit, name, {"color": FIT_COLOR, "width": 3}) | {"connectgaps": False}
+
+
+def _line(grid: np.ndarray, values: np.ndarray, name: str, line: dict) -> dict:
+    """A named curve (Q,) over the grid drawn with ``line`` (a scatter trace dict)."""
+    return {"type": "scatter", "x": grid, "y": values, "mode": "lines", "name": name, "line": line}
 
 
 def _undefined_marks(grid: np.ndarray, fit: np.ndarray, y: np.ndarray, name: str) -> list[dict]:
