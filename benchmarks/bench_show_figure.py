@@ -33,6 +33,7 @@ def _script() -> None:
     import server
     from benchmarks.bench_show_figure import FIGURES, REPEAT
     from core.nadaraya_watson import nw_predict
+    from figures.common import Labels
     from figures.export import figure_csv
     from figures.kernel_regression import fit_figure
     from ui.handout import begin_page
@@ -45,9 +46,9 @@ def _script() -> None:
     y = np.sin(x) + 0.3 * rng.normal(size=100)
     grid = np.linspace(-3, 3, 200)
     fit = np.sin(grid)
-    fig = fit_figure(x, y, grid, fit, truth=np.sin(grid), x_query=0.5, title="fit", x_title="x",
-                     y_title="y", data_name="data", truth_name="truth", fit_name="fit",
-                     undefined_name="undefined", query_name="x*")  # fmt: skip
+    names = {"data": "data", "truth": "truth", "fit": "fit", "undefined": "undefined", "query": "x*"}
+    labels = Labels.of(title="fit", x="x", y="y", **names)
+    fig = fit_figure(x, y, grid, fit, truth=np.sin(grid), x_query=0.5, labels=labels)
     begin_page("bench", "bench")
 
     def reference(i: int) -> None:

@@ -24,7 +24,11 @@ from figures.common import (
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
     WHITE,
+    Labels,
     grid_layout,
+    heatmap,
+    position_labels,
+    position_ticks,
     stacked_layout,
     stacked_size,
     with_alpha,
@@ -147,3 +151,42 @@ def heatmap_row(
                "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
                           "b": MARGIN_BOTTOM}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
+
+
+def weight_map(
+    w: np.ndarray,
+    x_train: np.ndarray,
+    x_queries: np.ndarray,
+    *,
+    labels: Labels,
+    height: int,
+    narrow: bool = False,
+    hover_template: str | None = None,
+) -> go.Figure:
+    """A (Q, N) weight matrix as an attention map: the NW weight matrix of kernel regression and of
+    kernels-to-attention (``labels``: title, x and y).
+
+    One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
+    query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
+    as one scaled image); NaN rows (undefined queries) are blank. Ticks at round positions, fewer
+    when ``narrow`` (a phone). The map's trace has meta "weights" (how the live slider's drawing
+    finds it, ``ui.live_slider``).
+    """
+    xs, ys = position_labels(x_train), position_labels(x_queries)
+    count = 5 if narrow else 10
+    fig = heatmap(
+        np.asarray(w, dtype=float),
+        x=xs,
+        y=ys,
+        title=labels.title,
+        x_title=labels.x,
+        y_title=labels.y,
+        colorscale=WEIGHT_COLORSCALE,
+        zmin=0.0,
+        height=height,
+        hover_template=hover_template,
+        x_axis=position_ticks(x_train, xs, count),
+        y_axis=position_ticks(x_queries, ys, count),
+    )
+    fig.data[0].meta = "weights"
+    return fig

@@ -1,9 +1,10 @@
 """Figures of the Kernel Regression page: fit, one query's weights, the weight matrix, kernel shapes,
 the leave-one-out CV curve and the bandwidth sweep.
 
-Pure Plotly builders: arrays and translated strings in, ``go.Figure`` out; no Streamlit, no math
-(a figure that needs a number receives it). NaN in a fit is drawn as a gap, never bridged. The weight
-matrix has rows = query points (y, top first) and columns = samples (x), like every attention map.
+Pure Plotly builders: arrays and translated words (one ``labels: figures.common.Labels`` each) in,
+``go.Figure`` out; no Streamlit, no math (a figure that needs a number receives it). NaN in a fit
+is drawn as a gap, never bridged. The weight matrix has rows = query points (y, top first) and
+columns = samples (x), like every attention map.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.attention_shared import weight_map
 from figures.common import (
     BLACK,
     GREY,
@@ -23,12 +25,10 @@ from figures.common import (
     PALETTE,
     WEIGHT_COLORSCALE,
     WHITE,
+    Labels,
     base_layout,
     grid_layout,
-    heatmap,
     log_axis,
-    position_labels,
-    position_ticks,
     stacked_layout,
     stacked_size,
     weight_axis,
@@ -75,6 +75,34 @@ def _margin(top: int) -> dict:
     return {"l": MARGIN_LEFT, "r": 20, "t": top, "b": MARGIN_BOTTOM}
 
 
+def _figure(data: list[dict], layout: dict, labels: Labels, *, height: int, top: int) -> go.Figure:
+    """A one-pass figure from plain dicts (validated once): ``layout`` with the title of ``labels``,
+    its x and y axis titles (added to ``layout``'s own "xaxis" and "yaxis"), ``height`` and the
+    house margins with ``top`` px above. The fit, the row and the CV curve are rebuilt on every new
+    h or x*: add_vline & co. cost ~10x more."""
+    axes = {
+        axis: {"title": {"text": text}, **layout.get(axis, {})}
+        for axis, text in (("xaxis", labels.x), ("yaxis", labels.y))
+    }
+    full = layout | axes | {"title": {"text": labels.title}, "height": height, "margin": _margin(top)}
+    return go.Figure({"data": data, "layout": full})
+
+
+def _truth_line(grid: np.ndarray, truth: np.ndarray, name: str) -> dict:
+    """The noiseless curve (Q,) over the grid: a dashed line (a scatter trace dict)."""
+    return _line(grid, truth, name, {"color": TRUTH_COLOR, "width": 2, "dash": "dash"})
+
+
+def _fit_line(grid: np.ndarray, fit: np.ndarray, name: str) -> dict:
+    """The NW fit (Q,) over the grid, NaN drawn as gaps, never bridged (a scatter trace dict)."""
+    return _line(grid, fit, name, {"color": FIT_COLOR, "width": 3}) | {"connectgaps": False}
+
+
+def _line(grid: np.ndarray, values: np.ndarray, name: str, line: dict) -> dict:
+    """A named curve (Q,) over the grid drawn with ``line`` (a scatter trace dict)."""
+    return {"type": "scatter", "x": grid, "y": values, "mode": "lines", "name": name, "line": line}
+
+
 def _undefined_marks(grid: np.ndarray, fit: np.ndarray, y: np.ndarray, name: str) -> list[dict]:
     """× marks along the bottom where the fit (Q,) is NaN: none, or one trace."""
     undefined = np.isnan(np.asarray(fit, dtype=float))
@@ -101,14 +129,7 @@ def fit_figure(
     *,
     truth: np.ndarray | None,
     x_query: float | None,
-    title: str,
-    x_title: str,
-    y_title: str,
-    data_name: str,
-    truth_name: str,
-    fit_name: str,
-    undefined_name: str,
-    query_name: str,
+    labels: Labels,
     height: int = 460,
 ) -> go.Figure:
     """Samples, the true curve and the NW fit; grid points where the fit is NaN are marked with ×.
@@ -119,33 +140,15 @@ def fit_figure(
         fit: (Q,) NW fit, NaN where undefined (drawn as gaps).
         truth: (Q,) the noiseless curve, or None (uploaded data).
         x_query: x* marked by a vertical line, or None.
+        labels: title, x, y; names "data", "fit", "undefined", "query" and (with a truth) "truth".
     """
     # One pass from plain dicts (validated once): this figure is rebuilt on every new h or x*.
-    data = [_data_trace(x, y, data_name).to_plotly_json()]
+    data = [_data_trace(x, y, labels.name("data")).to_plotly_json()]
     if truth is not None:
-        data.append(
-            {
-                "type": "scatter",
-                "x": grid,
-                "y": truth,
-                "mode": "lines",
-                "name": truth_name,
-                "line": {"color": TRUTH_COLOR, "width": 2, "dash": "dash"},
-            }
-        )
-    data.append(
-        {
-            "type": "scatter",
-            "x": grid,
-            "y": fit,
-            "mode": "lines",
-            "name": fit_name,
-            "meta": "fit",  # how the live slider's drawing finds a trace (ui.live_slider)
-            "connectgaps": False,
-            "line": {"color": FIT_COLOR, "width": 3},
-        }
-    )
-    data += _undefined_marks(grid, fit, y, undefined_name)
+        data.append(_truth_line(grid, truth, labels.name("truth")))
+    # meta: how the live slider's drawing finds a trace (ui.live_slider)
+    data.append(_fit_line(grid, fit, labels.name("fit")) | {"meta": "fit"})
+    data += _undefined_marks(grid, fit, y, labels.name("undefined"))
     shapes, annotations = [], []
     if x_query is not None:
         shapes.append(
@@ -158,22 +161,13 @@ def fit_figure(
                 "y": 1,
                 "xref": "x",
                 "yref": "paper",
-                "text": query_name,
+                "text": labels.name("query"),
                 "showarrow": False,
                 "xanchor": "center",
                 "yanchor": "bottom",
             }
         )
-    layout = {
-        "xaxis": {"title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}},
-        "shapes": shapes,
-        "annotations": annotations,
-        "title": {"text": title},
-        "height": height,
-        "margin": _margin(90),
-    }
-    return go.Figure({"data": data, "layout": layout})
+    return _figure(data, {"shapes": shapes, "annotations": annotations}, labels, height=height, top=90)
 
 
 #: Marker sizes (px) of the samples under one row of weights: zero weight to the row's largest.
@@ -219,13 +213,7 @@ def attention_row_figure(
     *,
     x_query: float,
     y_hat: float,
-    title: str,
-    x_title: str,
-    y_title: str,
-    weight_title: str,
-    data_name: str,
-    estimate_name: str,
-    weight_name: str,
+    labels: Labels,
     height: int = 560,
 ) -> go.Figure:
     """The weights every sample gets for the query x* (one row of the weight matrix), under the data.
@@ -237,6 +225,8 @@ def attention_row_figure(
         x, y: (N,) samples.
         row: (N,) weights for x* (sums to 1, or all NaN when undefined).
         y_hat: f̂(x*) (NaN when undefined: then no estimate is drawn).
+        labels: title, x, y (the upper panel); names "data", "estimate", "weights" (the stems) and
+            "weight_axis" (the lower panel's axis).
     """
     row = np.asarray(row, dtype=float)
     # Two panels sharing one x axis, laid out by hand in one pass (make_subplots and add_vline
@@ -249,7 +239,7 @@ def attention_row_figure(
             "xaxis": "x",
             "yaxis": "y",
             "mode": "markers",
-            "name": data_name,
+            "name": labels.name("data"),
             "meta": "weighted",
             "showlegend": False,
             "customdata": np.nan_to_num(row),
@@ -265,8 +255,10 @@ def attention_row_figure(
         },
     ]
     if np.isfinite(y_hat):
-        data.append(_star(x_query, y_hat, estimate_name, xaxis="x", yaxis="y") | {"meta": "estimate"})
-    data.append(_stems(x, row, weight_name))
+        data.append(
+            _star(x_query, y_hat, labels.name("estimate"), xaxis="x", yaxis="y") | {"meta": "estimate"}
+        )
+    data.append(_stems(x, row, labels.name("weights")))
     dotted = {"color": QUERY_COLOR, "width": 2, "dash": "dot"}
     shapes = [
         _vline(x_query, dotted, f"{axis} domain") | {"name": name}
@@ -274,21 +266,18 @@ def attention_row_figure(
     ]
     finite = row[np.isfinite(row)]
     layout = {
-        "xaxis": {"title": {"text": x_title}, "anchor": "y2"},
-        "yaxis": {"title": {"text": y_title}, "domain": [0.483, 1.0], "anchor": "x"},
+        "xaxis": {"anchor": "y2"},
+        "yaxis": {"domain": [0.483, 1.0], "anchor": "x"},
         "yaxis2": {
-            "title": {"text": weight_title},
+            "title": {"text": labels.name("weight_axis")},
             "domain": [0.0, 0.423],
             "anchor": "x",
             # 0 to a 1-2.5-5 top: the ticks stay put while a live slider moves (weight_axis)
             **weight_axis(float(finite.max()) if finite.size else 0.0),
         },
         "shapes": shapes,
-        "title": {"text": title},
-        "height": height,
-        "margin": _margin(100),
     }
-    return go.Figure({"data": data, "layout": layout})
+    return _figure(data, layout, labels, height=height, top=100)
 
 
 def weight_matrix_figure(
@@ -296,44 +285,32 @@ def weight_matrix_figure(
     x_train: np.ndarray,
     x_queries: np.ndarray,
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    weight_title: str = "",
-    peak_name: str | None = None,
+    labels: Labels,
     height: int = 520,
     narrow: bool = False,
 ) -> go.Figure:
-    """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples.
+    """The NW weight matrix (Q, N) as an attention map: rows = query points, columns = samples
+    (``figures.attention_shared.weight_map``: one column per sample in x order, top row = smallest
+    query, NaN rows blank, fewer ticks when ``narrow``).
 
-    One equal column per sample in x order (``x_train`` sorted), labelled by its x, and one row per
-    query, top row = smallest query (``figures.common.position_labels``: Plotly then draws the map
-    as one scaled image); NaN rows (undefined queries) are blank. Ticks at round positions, fewer
-    when ``narrow`` (a phone). ``weight_title`` names the colour bar; given ``peak_name``, a marker
-    on each row's largest weight draws the band the colours show without needing colour (WCAG
-    1.4.1), named so in the legend.
+    ``labels``: title, x, y; ``labels.z`` names the colour bar; given a "peak" name, a marker on
+    each row's largest weight draws the band the colours show without needing colour (WCAG 1.4.1),
+    named so in the legend.
     """
-    xs, ys = position_labels(x_train), position_labels(x_queries)
-    count = 5 if narrow else 10
-    hover = f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>w = %{{customdata:.4f}}<extra></extra>"
-    fig = heatmap(
+    hover = f"{labels.x}: %{{x}}<br>{labels.y}: %{{y}}<br>w = %{{customdata:.4f}}<extra></extra>"
+    fig = weight_map(
         w,
-        x=xs,
-        y=ys,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=WEIGHT_COLORSCALE,
-        zmin=0.0,
+        x_train,
+        x_queries,
+        labels=labels,
         height=height,
+        narrow=narrow,
         hover_template=hover.replace("customdata", "z"),
-        x_axis=position_ticks(x_train, xs, count),
-        y_axis=position_ticks(x_queries, ys, count),
     )
-    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
-    if weight_title:
-        fig.update_traces(colorbar={"title": {"text": weight_title}})
-    if peak_name is not None:
+    if labels.z:
+        fig.update_traces(colorbar={"title": {"text": labels.z}})
+    if labels.has("peak"):
+        xs, ys = fig.data[0].x, fig.data[0].y
         w = np.asarray(w, dtype=float)
         rows = np.flatnonzero(np.nan_to_num(w).max(axis=1, initial=0.0) > 0)  # defined, not all zero
         cols = np.nanargmax(w[rows], axis=1) if rows.size else rows
@@ -343,7 +320,7 @@ def weight_matrix_figure(
                 y=[ys[i] for i in rows],
                 customdata=w[rows, cols],
                 mode="markers",
-                name=peak_name,
+                name=labels.name("peak"),
                 marker={"symbol": "circle-open", "size": 7, "color": BLACK, "line": {"width": 1.5}},
                 hovertemplate=hover,
             )
@@ -360,11 +337,8 @@ def kernel_shapes_figure(
     u: np.ndarray,
     shapes: Mapping[str, np.ndarray],
     *,
-    names: Mapping[str, str],
     selected: str,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 420,
 ) -> go.Figure:
     """Every kernel K(u) on one plot, each its own colour and dash; the selected one thick.
@@ -372,7 +346,7 @@ def kernel_shapes_figure(
     Args:
         u: (M,) scaled distances.
         shapes: {kernel id: (M,) K(u)}.
-        names: {kernel id: display name}.
+        labels: title, x, y and each kernel's display name by its id.
     """
     fig = go.Figure()
     for i, (kid, k) in enumerate(shapes.items()):
@@ -382,7 +356,7 @@ def kernel_shapes_figure(
                 x=u,
                 y=k,
                 mode="lines",
-                name=names[kid],
+                name=labels.name(kid),
                 # colour and dash pattern: two cues per kernel (WCAG 1.4.1)
                 line={
                     "color": PALETTE[i % len(PALETTE)],
@@ -392,9 +366,9 @@ def kernel_shapes_figure(
                 opacity=1.0 if chosen else 0.6,
             )
         )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
-    base_layout(fig, title=title, height=height)
+    fig.update_xaxes(title=labels.x)
+    fig.update_yaxes(title=labels.y, rangemode="tozero")
+    base_layout(fig, title=labels.title, height=height)
     # Eight names wrap onto a second row (in Chinese already at 1400 px): below the plot they
     # never cover the title.
     fig.update_layout(
@@ -442,14 +416,8 @@ def cv_figure(
     cv_star: float,
     h_current: float,
     cv_current: float | None = None,
-    title: str,
-    x_title: str,
-    y_title: str,
-    curve_name: str,
-    star_name: str,
-    current_name: str,
     claim: tuple[float, float] | None = None,
-    claim_name: str = "",
+    labels: Labels,
     height: int = 440,
 ) -> go.Figure:
     """Leave-one-out CV error against h on a log axis, with h* and the current h marked.
@@ -458,14 +426,14 @@ def cv_figure(
         hs: (M,) bandwidths; cv: (M,) CV errors (NaN where undefined: gaps).
         cv_current: CV at ``h_current``, marked on the curve (None or NaN: no mark).
         claim: an optional (low, high) range of h to shade (the post's claim).
+        labels: title, x, y; names "curve", "star" (h*), "current" (the current h) and, with a
+            claim, "claim".
     """
-    # Built in one pass from plain dicts (validated once): ~10x faster than add_vline & co,
-    # and this figure is rebuilt on every new h.
     dotted = {"color": DATA_COLOR, "width": 2, "dash": "dot"}
     shapes = [_vline(h_current, dotted) | {"name": "current_h"}]
     annotations = []
     if claim is not None:
-        band, note = _claim_band(claim, claim_name)
+        band, note = _claim_band(claim, labels.name("claim"))
         shapes.insert(0, band)
         annotations.append(note)
     data = [
@@ -474,18 +442,18 @@ def cv_figure(
             "x": hs,
             "y": cv,
             "mode": "lines+markers",
-            "name": curve_name,
+            "name": labels.name("curve"),
             "connectgaps": False,
             "line": {"color": QUERY_COLOR, "width": 3},
             "marker": {"size": 5},
         },
-        _star(h_star, cv_star, star_name),
+        _star(h_star, cv_star, labels.name("star")),
         {
             "type": "scatter",
             "x": [h_current],
             "y": [None],
             "mode": "lines",
-            "name": current_name,
+            "name": labels.name("current"),
             "line": dotted,
         },
         {
@@ -493,22 +461,19 @@ def cv_figure(
             "x": [h_current],
             "y": [cv_current if cv_current is not None and np.isfinite(cv_current) else None],
             "mode": "markers",
-            "name": current_name,
+            "name": labels.name("current"),
             "meta": "current",
             "showlegend": False,
             "marker": {"size": 11, "color": DATA_COLOR, "line": {"width": 1, "color": BLACK}},
         },
     ]
     layout = {
-        "xaxis": {"title": {"text": x_title}, **log_axis(hs)},  # 0.01, 0.02, 0.05, 0.1: full numbers
-        "yaxis": {"title": {"text": y_title}, **log_axis(cv)},
+        "xaxis": log_axis(hs),  # 0.01, 0.02, 0.05, 0.1: full numbers
+        "yaxis": log_axis(cv),
         "shapes": shapes,
         "annotations": annotations,
-        "title": {"text": title},
-        "height": height,
-        "margin": _margin(100),
     }
-    return go.Figure({"data": data, "layout": layout})
+    return _figure(data, layout, labels, height=height, top=100)
 
 
 def sweep_figure(
@@ -519,12 +484,7 @@ def sweep_figure(
     *,
     subtitles: Sequence[str],
     truth: np.ndarray | None,
-    title: str,
-    x_title: str,
-    y_title: str,
-    data_name: str,
-    truth_name: str,
-    fit_name: str,
+    labels: Labels,
     height: int = 400,
     narrow: bool = False,
 ) -> go.Figure:
@@ -533,6 +493,7 @@ def sweep_figure(
 
     Args:
         fits: one (Q,) fit per panel (NaN gaps allowed); subtitles: one title per panel.
+        labels: title, x, y; names "data", "fit" and (with a truth) "truth".
     """
     k = len(fits)
     # Panels laid out as plain dicts in one pass (make_subplots and the per-panel update calls
@@ -547,45 +508,22 @@ def sweep_figure(
     for i, (f, suffix) in enumerate(zip(fits, axes, strict=True)):
         first = i == 0
         on = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
-        data.append(_data_trace(x, y, data_name, show_legend=first).to_plotly_json() | on)
+        data.append(_data_trace(x, y, labels.name("data"), show_legend=first).to_plotly_json() | on)
         if truth is not None:
-            data.append(
-                {
-                    "type": "scatter",
-                    "x": grid,
-                    "y": truth,
-                    "mode": "lines",
-                    "name": truth_name,
-                    "showlegend": first,
-                    "line": {"color": TRUTH_COLOR, "width": 2, "dash": "dash"},
-                }
-                | on
-            )
-        data.append(
-            {
-                "type": "scatter",
-                "x": grid,
-                "y": f,
-                "mode": "lines",
-                "name": fit_name,
-                "showlegend": first,
-                "connectgaps": False,
-                "line": {"color": FIT_COLOR, "width": 3},
-            }
-            | on
-        )
-        layout[f"xaxis{suffix}"]["title"] = {"text": x_title}
+            data.append(_truth_line(grid, truth, labels.name("truth")) | {"showlegend": first} | on)
+        data.append(_fit_line(grid, f, labels.name("fit")) | {"showlegend": first} | on)
+        layout[f"xaxis{suffix}"]["title"] = {"text": labels.x}
         # shared y: every panel follows the first one's range, only the first shows its labels
         layout[f"yaxis{suffix}"] |= (
-            {"title": {"text": y_title}} if first or narrow else {"matches": "y", "showticklabels": False}
+            {"title": {"text": labels.y}} if first or narrow else {"matches": "y", "showticklabels": False}
         )
         if narrow and not first:
             layout[f"yaxis{suffix}"]["matches"] = "y"
     if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area)}
+        layout |= {"title": {"text": labels.title}, **stacked_size(top, area)}
         return go.Figure({"data": data, "layout": layout})
     layout |= {
-        "title": {"text": title},
+        "title": {"text": labels.title},
         "height": height,
         # legend under the panels, so that it never covers the panel titles
         "margin": {"l": MARGIN_LEFT, "r": 20, "t": 90, "b": 110},

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.attention_shared import bar_beside, legend_below, rule, vline_marks
+from figures.attention_shared import bar_beside, legend_below, rule, vline_marks, weight_map
 from figures.attention_shared import heatmap_row as heatmap_row  # the page draws it from here too
 from figures.common import (
     COLORBAR_MARGIN,
@@ -26,9 +26,9 @@ from figures.common import (
     NARROW_X_AXIS,
     PALETTE,
     WEIGHT_COLORSCALE,
+    Labels,
     base_layout,
     grid_layout,
-    heatmap,
     log_axis,
     position_labels,
     position_ticks,
@@ -162,24 +162,10 @@ def nw_matrix(
     narrow: bool = False,
 ) -> go.Figure:
     """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples
-    (ticks at round positions, fewer when ``narrow``: a phone)."""
-    xs, ys = position_labels(x_train), position_labels(x_query)
-    count = 5 if narrow else 10
-    fig = heatmap(
-        np.asarray(w, dtype=float),
-        x=xs,
-        y=ys,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=WEIGHT_COLORSCALE,
-        zmin=0.0,
-        height=height,
-        x_axis=position_ticks(x_train, xs, count),
-        y_axis=position_ticks(x_query, ys, count),
-    )
-    fig.data[0].meta = "weights"  # found by the live slider's drawing (ui.live_slider)
-    return fig
+    (ticks at round positions, fewer when ``narrow``: a phone): ``figures.attention_shared.weight_map``,
+    as the kernel-regression page draws its matrix."""
+    labels = Labels.of(title=title, x=x_title, y=y_title)
+    return weight_map(w, x_train, x_query, labels=labels, height=height, narrow=narrow)
 
 
 def side_by_side(

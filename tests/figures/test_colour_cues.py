@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from figures.common import Labels
 from figures.kernel_regression import (
     WEIGHT_SIZE_RANGE,
     attention_row_figure,
@@ -19,10 +20,8 @@ def test_sample_weights_are_sizes_too_and_in_the_hover():
     row = rng.random(30)
     row[4] = 0.0
     row /= row.sum()
-    fig = attention_row_figure(
-        x, np.sin(x), row, x_query=0.0, y_hat=0.1, title="", x_title="x", y_title="y",
-        weight_title="w", data_name="samples", estimate_name="f", weight_name="w",
-    )  # fmt: skip
+    labels = Labels.of(x="x", y="y", data="samples", estimate="f", weights="w", weight_axis="w")
+    fig = attention_row_figure(x, np.sin(x), row, x_query=0.0, y_hat=0.1, labels=labels)
     samples = fig.data[0]
     sizes = np.asarray(samples.marker.size, dtype=float)
     for i in range(30):
@@ -42,8 +41,7 @@ def test_each_row_of_the_weight_matrix_marks_its_largest_weight():
     w = rng.random((5, 12))
     w[2] = np.nan  # an undefined query: no marker
     w[3, 7] = np.nan
-    fig = weight_matrix_figure(w, x, xq, title="", x_title="key", y_title="query", weight_title="weight",
-                               peak_name="largest")  # fmt: skip
+    fig = weight_matrix_figure(w, x, xq, labels=Labels.of(x="key", y="query", z="weight", peak="largest"))
     heat, peaks = fig.data
     assert heat.colorbar.title.text == "weight"
     expected = []
@@ -57,14 +55,15 @@ def test_each_row_of_the_weight_matrix_marks_its_largest_weight():
     assert list(zip(peaks.y, peaks.x, peaks.customdata, strict=True)) == expected
     assert peaks.name == "largest"
     # without a name for it the map is as before: one trace
-    assert len(weight_matrix_figure(w, x, xq, title="", x_title="", y_title="").data) == 1
+    assert len(weight_matrix_figure(w, x, xq, labels=Labels()).data) == 1
 
 
 def test_kernels_side_by_side_differ_by_dash_as_well_as_colour():
     u = np.linspace(-2, 2, 50)
     shapes = {f"k{i}": np.maximum(0.0, 1 - np.abs(u) / (i + 1)) for i in range(8)}
-    fig = kernel_shapes_figure(u, shapes, names={k: k for k in shapes}, selected="k0", title="", x_title="u",
-                               y_title="K")  # fmt: skip
+    fig = kernel_shapes_figure(
+        u, shapes, selected="k0", labels=Labels.of(x="u", y="K", **{k: k for k in shapes})
+    )
     dashes = [trace.line.dash for trace in fig.data]
     assert len(dashes) == 8
     assert len(set(dashes)) == 8

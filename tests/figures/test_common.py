@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from figures.common import HOUSE_TEMPLATE, TRACE_TYPES, UNUSED_LAYOUT, base_layout, log_axis
+from figures.common import HOUSE_TEMPLATE, TRACE_TYPES, UNUSED_LAYOUT, Labels, base_layout, log_axis
 from figures.kernel_regression import cv_figure
 
 _SUPERSCRIPTS = dict(zip("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789", strict=True))
@@ -48,8 +48,8 @@ def test_log_axis_ignores_what_a_log_axis_cannot_show():
 def test_cv_plot_has_no_bare_minor_tick_labels():
     hs = np.geomspace(0.01, 1.0, 40)
     cv = 0.05 + (np.log(hs) + 2) ** 2 / 50
-    names = {"title": "t", "x_title": "h", "y_title": "CV", "curve_name": "CV", "star_name": "h*"}
-    fig = cv_figure(hs, cv, h_star=0.15, cv_star=float(cv.min()), h_current=0.3, current_name="h", **names)
+    labels = Labels.of(title="t", x="h", y="CV", curve="CV", star="h*", current="h")
+    fig = cv_figure(hs, cv, h_star=0.15, cv_star=float(cv.min()), h_current=0.3, labels=labels)
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert axis.type == "log"
         labels = [_parse(text) for text in axis.ticktext]
@@ -62,18 +62,8 @@ def test_the_claim_label_is_readable_where_the_current_h_line_crosses_it():
     band's label, which now has a nearly opaque background of its own (drawn over the line)."""
     hs = np.geomspace(0.01, 1.0, 40)
     cv = 0.05 + (np.log(hs) + 2) ** 2 / 50
-    names = {"title": "t", "x_title": "h", "y_title": "CV", "curve_name": "CV", "star_name": "h*"}
-    fig = cv_figure(
-        hs,
-        cv,
-        h_star=0.15,
-        cv_star=0.05,
-        h_current=0.3,
-        current_name="h",
-        claim=(0.2, 0.4),
-        claim_name="post",
-        **names,
-    )
+    labels = Labels.of(title="t", x="h", y="CV", curve="CV", star="h*", current="h", claim="post")
+    fig = cv_figure(hs, cv, h_star=0.15, cv_star=0.05, h_current=0.3, claim=(0.2, 0.4), labels=labels)
     (note,) = [a for a in fig.layout.annotations if a.text == "post"]
     assert 10**note.x < 0.3  # the label starts left of the current h: the line crosses it
     alpha = float(note.bgcolor.rsplit(",", 1)[-1].rstrip(")")) if note.bgcolor.startswith("rgba") else 1.0
@@ -126,7 +116,7 @@ def test_weight_maps_keep_one_column_per_sample():
     figs = [
         nw_matrix(w, x_query=xq, x_train=x, title="", x_title="", y_title=""),
         side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), x_title="", y_title=""),
-        weight_matrix_figure(w, x, xq, title="", x_title="", y_title=""),
+        weight_matrix_figure(w, x, xq, labels=Labels()),
     ]
     for fig in figs:
         for trace in fig.data:

@@ -29,6 +29,7 @@ from figures.common import (
     NARROW_PANEL_TITLE_SIZE,
     NARROW_TITLE_SIZE,
     NARROW_WIDTH,
+    Labels,
     base_layout,
     narrow_layout,
     position_labels,
@@ -206,20 +207,8 @@ def _side_by_side(n: bool) -> go.Figure:
 def _kr_sweep(n: bool) -> go.Figure:
     x = np.arange(5.0)
     subtitles = [f"h = {h}: {k} turning points" for h, k in ((0.1, 10), (0.3, 5), (1, 3), (2, 1))]
-    names = {"data_name": "d", "truth_name": "t", "fit_name": "f"}
-    return fkr.sweep_figure(
-        x,
-        x,
-        x,
-        [x] * 4,
-        subtitles=subtitles,
-        truth=None,
-        title="Sweep",
-        x_title="x",
-        y_title="y",
-        narrow=n,
-        **names,
-    )
+    labels = Labels.of(title="Sweep", x="x", y="y", data="d", truth="t", fit="f")
+    return fkr.sweep_figure(x, x, x, [x] * 4, subtitles=subtitles, truth=None, labels=labels, narrow=n)
 
 
 def _ka_matrices(n: bool) -> go.Figure:
@@ -349,7 +338,7 @@ def test_weight_matrix_ticks_sit_at_round_values_on_the_sample_nearest_them():
             sample = x[labels.index(label)]
             assert abs(sample - value) <= step / 4  # drawn on a column at (nearly) that value
         assert all(re.fullmatch(r"-?\d+(\.\d)?", text) for text in ticks["ticktext"])  # no 2.29, 1.68
-    fig = fkr.weight_matrix_figure(np.eye(200), x, x, title="t", x_title="x_i", y_title="x")
+    fig = fkr.weight_matrix_figure(np.eye(200), x, x, labels=Labels.of(title="t", x="x_i", y="x"))
     assert "-2.29" not in fig.layout.xaxis.ticktext
 
 
