@@ -115,6 +115,7 @@ def test_position_labels_are_distinct_in_order_and_as_short_as_they_can_be():
 def test_weight_maps_keep_one_column_per_sample():
     """Two samples closer than 0.01 used to share the label ``f"{x:.2f}"``: Plotly merged them
     into one category column, hiding one sample's weights (and drew the map cell by cell)."""
+    from figures.common import Labels
     from figures.kernel_regression import weight_matrix_figure
     from figures.kernels_to_attention import nw_matrix, side_by_side
 
@@ -124,8 +125,8 @@ def test_weight_maps_keep_one_column_per_sample():
     assert len({f"{v:.2f}" for v in x}) < x.size  # the old labels collide for these samples
     w = rng.random((xq.size, x.size))
     figs = [
-        nw_matrix(w, x_query=xq, x_train=x, title="", x_title="", y_title=""),
-        side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), x_title="", y_title=""),
+        nw_matrix(w, x_query=xq, x_train=x, labels=Labels()),
+        side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), labels=Labels()),
         weight_matrix_figure(w, x, xq, title="", x_title="", y_title=""),
     ]
     for fig in figs:
