@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -560,6 +560,17 @@ def learned_fits_figure(res: k2a.BandwidthLearning) -> None:
     )  # fmt: skip
 
 
+def _training_charts(run: LearnRun, res: k2a.BandwidthLearning | k2a.MetricLearning, where: Any) -> None:
+    """The loss curves and the learned parameter's path (h, or the length scales), side by side in
+    ``where`` (a container, or ``st``)."""
+    c1, c2 = where.columns(2)
+    one_d = isinstance(res, k2a.BandwidthLearning)
+    with c1:
+        loss_curves(res, run.steps, key="k2a_fig_loss" if one_d else "k2a_fig_loss_2d")
+    with c2:
+        (bandwidth_paths if one_d else length_scale_paths)(res, run.steps)
+
+
 def show_bandwidths(run: LearnRun, res: k2a.BandwidthLearning) -> None:
     """The 1-D run: h three ways, the table, loss and h paths, the fits, the pitfall (on a slide the
     loss and h paths first, so that they start on a 1280x720 screen)."""
@@ -570,11 +581,7 @@ def show_bandwidths(run: LearnRun, res: k2a.BandwidthLearning) -> None:
     m[2].metric(t("k2a.metric_h_no_loo"), f"{res.no_loo.fit.bandwidth:.2e}")
     with text:
         fits_table(res)
-    c1, c2 = charts.columns(2)
-    with c1:
-        loss_curves(res, run.steps, key="k2a_fig_loss")
-    with c2:
-        bandwidth_paths(res, run.steps)
+    _training_charts(run, res, charts)
     learned_fits_figure(res)
     st.markdown(pitfall(res))
 
@@ -583,11 +590,7 @@ def show_metrics(run: LearnRun, res: k2a.MetricLearning) -> None:
     """The 2-D run: the table of length scales, loss and length-scale paths, the pitfall."""
     st.markdown(t("k2a.learn_2d_body"))
     fits_table(res)
-    c1, c2 = st.columns(2)
-    with c1:
-        loss_curves(res, run.steps, key="k2a_fig_loss_2d")
-    with c2:
-        length_scale_paths(res, run.steps)
+    _training_charts(run, res, st)
     st.markdown(pitfall(res))
 
 
