@@ -159,15 +159,25 @@ def random_vectors(n: int, d: int, *, norm_spread: float = 0.0, seed: int = 0) -
     return v
 
 
+def _queries_and_keys(queries: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (L, D) queries and (S, D) keys as float arrays, checked to share D.
+
+    Raises:
+        ValueError: if either is not 2-D and finite, or their D differ.
+    """
+    q, k = checks.as_2d("queries", queries), checks.as_2d("keys", keys)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"queries and keys must share D, got {q.shape[1]} and {k.shape[1]}")
+    return q, k
+
+
 def dot_product_weights(queries: np.ndarray, keys: np.ndarray, temperature: float) -> np.ndarray:
     """Dot-product attention weights softmax(q·k / τ) over the keys, (L, D) x (S, D) -> (L, S).
 
     Raises:
         ValueError: on bad shapes or a temperature that is not > 0.
     """
-    q, k = checks.as_2d("queries", queries), checks.as_2d("keys", keys)
-    if q.shape[1] != k.shape[1]:
-        raise ValueError(f"queries and keys must share D, got {q.shape[1]} and {k.shape[1]}")
+    q, k = _queries_and_keys(queries, keys)
     tau = checks.positive("temperature", temperature)
     scores = torch.from_numpy(q @ k.T / tau)  # (L, S)
     return masked_softmax(scores).numpy()
@@ -179,9 +189,7 @@ def gaussian_vector_weights(queries: np.ndarray, keys: np.ndarray, bandwidth: fl
     Raises:
         ValueError: on bad shapes or a bandwidth that is not > 0.
     """
-    q, k = checks.as_2d("queries", queries), checks.as_2d("keys", keys)
-    if q.shape[1] != k.shape[1]:
-        raise ValueError(f"queries and keys must share D, got {q.shape[1]} and {k.shape[1]}")
+    q, k = _queries_and_keys(queries, keys)
     h = checks.positive("bandwidth", bandwidth)
     diff = q[:, None, :] - k[None, :, :]  # (L, 1, D) - (1, S, D) -> (L, S, D)
     scores = torch.from_numpy(-(diff * diff).sum(-1) / (2 * h * h))  # (L, S)

@@ -1,7 +1,8 @@
 """Figures of the kernels-to-attention page: the post's three figures (weights, the NW matrix, the
 fit), a query's weights, dot product vs Gaussian kernel and the learnable kernel's curves.
 
-Pure Plotly builders: arrays and translated strings in, ``go.Figure`` out. No Streamlit, no math
+Pure Plotly builders: arrays and translated words in (one ``labels: Labels`` per figure, the house's
+convention: ``figures.common.Labels``), ``go.Figure`` out. No Streamlit, no math
 beyond reshaping. Weight matrices are drawn with rows = queries (y, top first) and columns = keys
 (x), through ``figures.common.heatmap``.
 """
@@ -42,20 +43,20 @@ def line_figure(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     log_x: bool = False,
     log_y: bool = False,
     dashed: Sequence[str] = (),
     hlines: Mapping[str, float] | None = None,
     vline: float | None = None,
-    vline_text: str = "",
     markers: bool = True,
     height: int = 400,
 ) -> go.Figure:
     """Several named curves over a shared x; optional dashed series, labelled horizontal lines and
     one vertical marker (e.g. the current d_k).
+
+    ``labels``: title, x, y; ``name("vline")`` the marker's text (optional). The series' and the
+    horizontal lines' names are their mappings' keys (data: one per curve).
 
     Built in one pass (traces, shapes and annotations as plain dicts, validated once): a figure
     rebuilt on every step of a control should cost milliseconds.
@@ -79,14 +80,15 @@ def line_figure(
              "xanchor": "left", "yanchor": "bottom", "font": {"size": 14}}
         )  # fmt: skip
     if vline is not None:
-        marker_shapes, marker_notes = vline_marks(vline, vline_text, log_x=log_x)
+        text = labels.name("vline") if labels.has("vline") else ""
+        marker_shapes, marker_notes = vline_marks(vline, text, log_x=log_x)
         shapes += marker_shapes
         annotations += marker_notes
-    xaxis: dict = {"title": {"text": x_title}, **(log_axis(x) if log_x else {})}
+    xaxis: dict = {"title": {"text": labels.x}, **(log_axis(x) if log_x else {})}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
         xs = np.asarray(x, dtype=float)
         xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
-    yaxis = {"title": {"text": y_title}, **(log_axis(*series.values()) if log_y else {})}
+    yaxis = {"title": {"text": labels.y}, **(log_axis(*series.values()) if log_y else {})}
     layout = {
         "xaxis": xaxis,
         "yaxis": yaxis,
@@ -95,7 +97,7 @@ def line_figure(
         # legend under the plot, so long series names never collide with the title
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
     }
-    fig = base_layout(go.Figure(data=traces, layout=layout), title=title, height=height + 70)
+    fig = base_layout(go.Figure(data=traces, layout=layout), title=labels.title, height=height + 70)
     fig.update_layout(margin={"b": 130})
     return fig
 
@@ -106,21 +108,19 @@ def weight_distribution(
     weights_att: np.ndarray,
     *,
     x0: float,
-    title: str,
-    x_title: str,
-    y_title: str,
-    name_nw: str,
-    name_att: str,
-    name_query: str,
+    labels: Labels,
     height: int = 400,
 ) -> go.Figure:
-    """The post's first figure: one query's weights over the samples x_i (NW filled curve, attention dots)."""
+    """The post's first figure: one query's weights over the samples x_i (NW filled curve, attention dots).
+
+    ``labels``: title, x, y and the names ``nw``, ``att`` and ``query`` (the marker at x0).
+    """
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
             x=x_train,
             y=weights_nw,
-            name=name_nw,
+            name=labels.name("nw"),
             meta="nw",  # how the live slider's drawing finds a trace (ui.live_slider)
             mode="lines",
             fill="tozeroy",
@@ -131,7 +131,7 @@ def weight_distribution(
         go.Scatter(
             x=x_train,
             y=weights_att,
-            name=name_att,
+            name=labels.name("att"),
             meta="att",
             mode="markers",
             marker={"color": PALETTE[1], "size": 7},
@@ -141,13 +141,13 @@ def weight_distribution(
         x=x0,
         line={"color": DARK_GREY, "dash": "dot"},
         name="x_query",
-        annotation_text=name_query,
+        annotation_text=labels.name("query"),
         annotation={"name": "x_query"},
     )
     top = np.nanmax(np.concatenate([np.ravel(weights_nw), np.ravel(weights_att)]))
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, **weight_axis(float(top)))  # ticks that stay put (weight_axis)
-    return legend_below(base_layout(fig, title=title, height=height))
+    fig.update_xaxes(title=labels.x)
+    fig.update_yaxes(title=labels.y, **weight_axis(float(top)))  # ticks that stay put (weight_axis)
+    return legend_below(base_layout(fig, title=labels.title, height=height))
 
 
 def nw_matrix(
@@ -155,16 +155,13 @@ def nw_matrix(
     *,
     x_query: np.ndarray,
     x_train: np.ndarray,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 460,
     narrow: bool = False,
 ) -> go.Figure:
     """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples
     (ticks at round positions, fewer when ``narrow``: a phone): ``figures.attention_shared.weight_map``,
-    as the kernel-regression page draws its matrix."""
-    labels = Labels.of(title=title, x=x_title, y=y_title)
+    as the kernel-regression page draws its matrix. ``labels``: title, x, y."""
     return weight_map(w, x_train, x_query, labels=labels, height=height, narrow=narrow)
 
 
@@ -175,14 +172,13 @@ def side_by_side(
     x_query: np.ndarray,
     x_train: np.ndarray,
     titles: tuple[str, str],
-    x_title: str,
-    y_title: str,
-    title: str | None = None,
+    labels: Labels,
     height: int = 440,
     narrow: bool = False,
 ) -> go.Figure:
     """The post's third figure: the NW weight matrix and the attention weight matrix, side by side
-    (one above the other when ``narrow``: a phone)."""
+    (one above the other when ``narrow``: a phone). ``titles``: the two panels' titles (data, one
+    per panel); ``labels``: title ("" for none), x, y."""
     zmax = float(np.nanmax([np.nanmax(w_nw), np.nanmax(w_att)]))
     count = 5 if narrow else 7
     if narrow:
@@ -205,16 +201,24 @@ def side_by_side(
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
             **position_ticks(x_query, ys, count),
-            "title": {"text": y_title if i == 0 or narrow else ""},
+            "title": {"text": labels.y if i == 0 or narrow else ""},
         }
-        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, count), "title": {"text": x_title}}
+        layout[f"xaxis{suffix}"] |= {**position_ticks(x_train, xs, count), "title": {"text": labels.x}}
     if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
+        layout |= {
+            "title": {"text": labels.title or None},
+            **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN),
+        }
         return go.Figure({"data": data, "layout": layout})
     layout |= {
-        "title": {"text": title},
+        "title": {"text": labels.title or None},
         "height": height,
-        "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30, "b": MARGIN_BOTTOM},
+        "margin": {
+            "l": MARGIN_LEFT,
+            "r": COLORBAR_MARGIN,
+            "t": 60 if labels.title else 30,
+            "b": MARGIN_BOTTOM,
+        },
     }
     return go.Figure({"data": data, "layout": layout})
 
@@ -225,20 +229,22 @@ def fit_figure(
     grid: np.ndarray,
     curves: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    samples_name: str,
+    labels: Labels,
     dashed: Sequence[str] = (),
     metas: Sequence[str] | None = None,
     height: int = 420,
 ) -> go.Figure:
     """Samples as dots and named fitted curves over a grid (``metas``: one id per curve, how a live
-    slider's drawing finds it)."""
+    slider's drawing finds it). ``labels``: title, x, y and the name ``samples``; the curves' names
+    are ``curves``' keys (data: one per curve, ``dashed`` names some of them)."""
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=x, y=y, mode="markers", name=samples_name, marker={"color": GREY, "size": 5, "opacity": 0.6}
+            x=x,
+            y=y,
+            mode="markers",
+            name=labels.name("samples"),
+            marker={"color": GREY, "size": 5, "opacity": 0.6},
         )
     )
     for i, (name, c) in enumerate(curves.items()):
@@ -256,25 +262,24 @@ def fit_figure(
                 },
             )
         )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title)
-    return legend_below(base_layout(fig, title=title, height=height))
+    fig.update_xaxes(title=labels.x)
+    fig.update_yaxes(title=labels.y)
+    return legend_below(base_layout(fig, title=labels.title, height=height))
 
 
 def bar_figure(
     categories: Sequence[str],
     series: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 360,
 ) -> go.Figure:
-    """Grouped bars: one group per category, one bar per named series."""
+    """Grouped bars: one group per category, one bar per named series (``series``' keys: data).
+    ``labels``: title, x, y."""
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
         fig.add_trace(go.Bar(x=list(categories), y=np.asarray(values), name=name, marker_color=PALETTE[i]))
-    fig.update_xaxes(title=x_title, type="category")
-    fig.update_yaxes(title=y_title)
+    fig.update_xaxes(title=labels.x, type="category")
+    fig.update_yaxes(title=labels.y)
     fig.update_layout(barmode="group")
-    return legend_below(base_layout(fig, title=title, height=height))
+    return legend_below(base_layout(fig, title=labels.title, height=height))

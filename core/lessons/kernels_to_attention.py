@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -174,6 +175,48 @@ def _curve_grid() -> np.ndarray:
     return np.linspace(GRID_LOW, GRID_HIGH, N_CURVE)
 
 
+F = TypeVar("F")
+
+
+@dataclass(frozen=True)
+class _TrainTest(Generic[F]):
+    """One fit on ``data(n, seed)`` and its error on fresh data (what both learnable kernels report)."""
+
+    n: int
+    seed: int
+    x: np.ndarray  # (N,) or (N, D): the training inputs
+    y: np.ndarray  # (N,) the training outputs
+    fit: F
+    test_mse: float  # MSE of the fit's predictions on data(N_TEST, seed + TEST_SEED_OFFSET)
+
+
+def _train_and_test(
+    n: int,
+    seed: int,
+    data: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
+    fit: Callable[[np.ndarray, np.ndarray], F],
+    predict: Callable[[np.ndarray, np.ndarray, np.ndarray, F], np.ndarray],
+) -> _TrainTest[F]:
+    """``fit(x, y)`` on ``(x, y) = data(n, seed)``; its test MSE on ``data(N_TEST, seed + TEST_SEED_OFFSET)``
+    through ``predict(x, y, x_test, fit)`` -> (N_TEST,).
+
+    Raises:
+        ValueError: if n is not in 2..MAX_SAMPLES or seed < 0, or what ``fit`` raises.
+    """
+    n, seed = checks.int_in("n", n, 2, MAX_SAMPLES), checks.seed(seed)
+    x, y = data(n, seed)
+    x_test, y_test = data(N_TEST, seed + TEST_SEED_OFFSET)
+    fitted = fit(x, y)
+    pred = predict(x, y, x_test, fitted)  # (N_TEST,)
+    return _TrainTest(n, seed, x, y, fitted, float(np.mean((pred - y_test) ** 2)))
+
+
+def _data_1d(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``make_data(n, seed=seed)``'s inputs and outputs, (N,) each."""
+    data = make_data(n=n, seed=seed)
+    return data.x, data.y
+
+
 @dataclass(frozen=True)
 class LearnedBandwidth:
     """One bandwidth learned on ``make_data(n, seed=seed)`` (:func:`fit_bandwidth`) and how it does."""
@@ -206,27 +249,44 @@ def learned_bandwidth(
     Raises:
         ValueError: on n or seed out of range, or the arguments :func:`fit_bandwidth` rejects.
     """
-    n, seed = checks.int_in("n", n, 2, MAX_SAMPLES), checks.seed(seed)
-    data = make_data(n=n, seed=seed)
-    test = make_data(n=N_TEST, seed=seed + TEST_SEED_OFFSET)
-    fit = fit_bandwidth(
-        data.x,
-        data.y,
-        leave_one_out=leave_one_out,
-        init_bandwidth=init_bandwidth,
-        steps=steps,
-        lr=lr,
-        on_step=on_step,
+    run = _train_and_test(
+        n,
+        seed,
+        _data_1d,
+        lambda x, y: fit_bandwidth(
+            x,
+            y,
+            leave_one_out=leave_one_out,
+            init_bandwidth=init_bandwidth,
+            steps=steps,
+            lr=lr,
+            on_step=on_step,
+        ),
+        lambda x, y, x_new, fit: nw_predict(x, y, x_new, "gaussian", fit.bandwidth),
     )
-    pred_test = nw_predict(data.x, data.y, test.x, "gaussian", fit.bandwidth)  # (N_TEST,)
     return LearnedBandwidth(
-        n=n,
-        seed=seed,
-        fit=fit,
-        curve=nw_predict(data.x, data.y, _curve_grid(), "gaussian", fit.bandwidth),
-        train_mse=float(fit.losses[-1]),
-        test_mse=float(np.mean((pred_test - test.y) ** 2)),
+        n=run.n,
+        seed=run.seed,
+        fit=run.fit,
+        curve=nw_predict(run.x, run.y, _curve_grid(), "gaussian", run.fit.bandwidth),
+        train_mse=float(run.fit.losses[-1]),
+        test_mse=run.test_mse,
     )
+
+
+def _check_pair(loo: LearnedBandwidth | LearnedMetric, no_loo: LearnedBandwidth | LearnedMetric) -> None:
+    """Check that ``loo`` and ``no_loo`` are the two objectives' fits on one data set.
+
+    Raises:
+        ValueError: if ``loo`` is not a leave-one-out fit, ``no_loo`` is one, or the two were
+            learned on different data (n, seed).
+    """
+    if not loo.fit.leave_one_out or no_loo.fit.leave_one_out:
+        raise ValueError("loo must be a leave-one-out fit and no_loo one without")
+    if (loo.n, loo.seed) != (no_loo.n, no_loo.seed):
+        raise ValueError(
+            f"the fits were learned on different data: {loo.n, loo.seed} vs {no_loo.n, no_loo.seed}"
+        )
 
 
 @dataclass(frozen=True)
@@ -257,12 +317,7 @@ def bandwidth_learning(loo: LearnedBandwidth, no_loo: LearnedBandwidth) -> Bandw
         ValueError: if ``loo`` is not a leave-one-out fit, ``no_loo`` is one, or the two were
             learned on different data (n, seed).
     """
-    if not loo.fit.leave_one_out or no_loo.fit.leave_one_out:
-        raise ValueError("loo must be a leave-one-out fit and no_loo one without")
-    if (loo.n, loo.seed) != (no_loo.n, no_loo.seed):
-        raise ValueError(
-            f"the fits were learned on different data: {loo.n, loo.seed} vs {no_loo.n, no_loo.seed}"
-        )
+    _check_pair(loo, no_loo)
     data = make_data(n=loo.n, seed=loo.seed)
     grid = _curve_grid()
     return BandwidthLearning(
@@ -307,19 +362,23 @@ def learned_metric(
     Raises:
         ValueError: on n or seed out of range, or the arguments :func:`fit_metric` rejects.
     """
-    n, seed = checks.int_in("n", n, 2, MAX_SAMPLES), checks.seed(seed)
-    x, y = data_2d(n, NOISE_2D, seed)  # (N, 2), (N,)
-    x_test, y_test = data_2d(N_TEST, NOISE_2D, seed + TEST_SEED_OFFSET)
-    fit = fit_metric(
-        x, y, leave_one_out=leave_one_out, init_bandwidth=init_bandwidth, steps=steps, lr=lr, on_step=on_step
+    run = _train_and_test(
+        n,
+        seed,
+        lambda n, seed: data_2d(n, NOISE_2D, seed),  # (N, 2), (N,)
+        lambda x, y: fit_metric(
+            x,
+            y,
+            leave_one_out=leave_one_out,
+            init_bandwidth=init_bandwidth,
+            steps=steps,
+            lr=lr,
+            on_step=on_step,
+        ),
+        lambda x, y, x_new, fit: metric_predict(x, y, x_new, fit.metric),
     )
-    pred = metric_predict(x, y, x_test, fit.metric)  # (N_TEST,)
     return LearnedMetric(
-        n=n,
-        seed=seed,
-        fit=fit,
-        train_mse=float(fit.losses[-1]),
-        test_mse=float(np.mean((pred - y_test) ** 2)),
+        n=run.n, seed=run.seed, fit=run.fit, train_mse=float(run.fit.losses[-1]), test_mse=run.test_mse
     )
 
 
@@ -336,10 +395,7 @@ class MetricLearning:
     no_loo: LearnedMetric  # point i included: both length scales collapse
 
     def __post_init__(self) -> None:
-        if not self.loo.fit.leave_one_out or self.no_loo.fit.leave_one_out:
-            raise ValueError("loo must be a leave-one-out fit and no_loo one without")
-        if (self.loo.n, self.loo.seed) != (self.no_loo.n, self.no_loo.seed):
-            raise ValueError("the fits were learned on different data")
+        _check_pair(self.loo, self.no_loo)
 
     @property
     def fits(self) -> tuple[LearnedMetric, LearnedMetric]:

@@ -114,8 +114,8 @@ def test_weight_maps_keep_one_column_per_sample():
     assert len({f"{v:.2f}" for v in x}) < x.size  # the old labels collide for these samples
     w = rng.random((xq.size, x.size))
     figs = [
-        nw_matrix(w, x_query=xq, x_train=x, title="", x_title="", y_title=""),
-        side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), x_title="", y_title=""),
+        nw_matrix(w, x_query=xq, x_train=x, labels=Labels()),
+        side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), labels=Labels()),
         weight_matrix_figure(w, x, xq, labels=Labels()),
     ]
     for fig in figs:
@@ -156,7 +156,6 @@ def test_with_alpha_makes_a_palette_colour_see_through():
 
 def test_labels_keep_their_roles_and_name_a_missing_one() -> None:
     """``Labels``: roles given as keywords come back by name; a role never given is a KeyError."""
-    from figures.common import Labels
 
     labels = Labels.of(title="T", x="X", y="Y", data="Data", fit="NW fit")
     assert (labels.title, labels.x, labels.y, labels.z) == ("T", "X", "Y", "")

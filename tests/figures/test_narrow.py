@@ -198,10 +198,12 @@ def _qkv(n: bool) -> go.Figure:
 
 
 def _side_by_side(n: bool) -> go.Figure:
+    from figures.common import Labels
+
     x = np.linspace(-3, 3, 20)
     titles = ("kernel regression", "softmax attention")
-    return fk2a.side_by_side(np.eye(20), np.eye(20), x_query=x, x_train=x, titles=titles, x_title="key",
-                           y_title="query", narrow=n)  # fmt: skip
+    return fk2a.side_by_side(np.eye(20), np.eye(20), x_query=x, x_train=x, titles=titles,
+                             labels=Labels.of(x="key", y="query"), narrow=n)  # fmt: skip
 
 
 def _kr_sweep(n: bool) -> go.Figure:

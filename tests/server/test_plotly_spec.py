@@ -154,12 +154,13 @@ def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
 
 
 def _dk_like(vline: float | None = None) -> go.Figure:
+    from figures.common import Labels
     from figures.kernels_to_attention import line_figure
 
     d_k = np.array([1, 4, 16, 64, 256])
     return line_figure(
-        d_k, {"a": d_k**0.5, "b": np.log(d_k + 1)}, title="t", x_title="d_k", y_title="y", log_x=True,
-        hlines={"level": 2.0}, vline=vline, vline_text="now",
+        d_k, {"a": d_k**0.5, "b": np.log(d_k + 1)}, labels=Labels.of(title="t", x="d_k", y="y", vline="now"),
+        log_x=True, hlines={"level": 2.0}, vline=vline,
     )  # fmt: skip
 
 
