@@ -240,7 +240,7 @@ def kernel_section(view: lesson_ui.Shown) -> None:
         st.info(t("ih.kernel_one_layer"))
         return
     BLURRED.ask(
-        lambda: lesson_ui.blur_answer(lesson_ui.kernel_view(view), BLUR),
+        partial(lesson_ui.blur_answer, view, BLUR),
         prompt={"scale": BLUR},
         explain=lambda: lesson_ui.blur_numbers(lesson_ui.kernel_view(view), BLUR),
     )

@@ -200,6 +200,12 @@ def _read(view: Shown, name: str, compute: Callable[[], T_]) -> T_:
     return store[name]
 
 
+def _peek(view: Shown, name: str) -> Any:
+    """What :func:`_read` keeps under ``name`` for this run and step, or None when not read yet."""
+    store = _shared_reads() if view.default else st.session_state.get("ih_reads", {})
+    return store.get(name) if store.get("stamp") == (view.config, view.steps_done) else None
+
+
 @caching.resource(max_entries=1)
 def _shared_reads() -> dict[str, Any]:
     return {}
@@ -218,6 +224,16 @@ def ablation(view: Shown) -> lesson.Ablation:
 def kernel_view(view: Shown) -> lesson.KernelView:
     """The induction head as Nadaraya-Watson over tokens, at every QK scale (kept per run)."""
     return _read(view, "kernel", lambda: lesson.kernel_view(view.model))
+
+
+def _blur_accuracies(view: Shown, scale: float) -> tuple[float, float]:
+    """(accuracy at ``scale``, accuracy as trained) of the induction head's layer's QK scale."""
+    kv = _peek(view, "kernel")
+    if kv is not None:
+        scales = [float(s) for s in kv.scales]
+        return float(kv.accuracy[scales.index(scale)]), float(kv.accuracy[scales.index(1.0)])
+    at, trained = lesson.scale_accuracy(view.model, (scale, 1.0))
+    return float(at), float(trained)
 
 
 def predict_text(view: Shown, text: str) -> lesson.TextPrediction:
@@ -324,10 +340,13 @@ def share(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:.0%}"
 
 
-def blur_answer(kv: lesson.KernelView, scale: float) -> str:
-    """``falls``, ``same`` or ``rises``: the copy accuracy at ``scale`` against the trained one (1)."""
-    scales = [float(s) for s in kv.scales]
-    at, trained = float(kv.accuracy[scales.index(scale)]), float(kv.accuracy[scales.index(1.0)])
+def blur_answer(view: Shown, scale: float) -> str:
+    """``falls``, ``same`` or ``rises``: the copy accuracy at ``scale`` against the trained one (1).
+
+    Read from the kernel view when this run's is already measured; else only those two accuracies
+    are measured (kept per run): answering does not wait for the whole scale sweep.
+    """
+    at, trained = _read(view, f"blur:{scale}", lambda: _blur_accuracies(view, scale))
     if at < trained - MOVES_BY:
         return "falls"
     return "rises" if at > trained + MOVES_BY else "same"
