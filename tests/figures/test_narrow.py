@@ -29,6 +29,7 @@ from figures.common import (
     NARROW_PANEL_TITLE_SIZE,
     NARROW_TITLE_SIZE,
     NARROW_WIDTH,
+    Labels,
     base_layout,
     narrow_layout,
     position_labels,
@@ -258,7 +259,7 @@ def _ic_sweep(n: bool) -> go.Figure:
     lipschitz, noise, context = np.array([1.0, 2.0]), np.array([0.1]), np.array([8.0, 16.0])
     return fic.sweep_figure(
         lipschitz, noise, ones, ones, context, np.ones(2), np.ones(2),
-        names=names, titles=titles, x_titles=("L", "N"), y_title="h", narrow=n,
+        labels=Labels.of(y="h", **names), titles=titles, x_titles=("L", "N"), narrow=n,
     )  # fmt: skip
 
 
