@@ -137,7 +137,7 @@ def live_section(page: View) -> None:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
     if run is not None:
-        questions.reveal("ic_learned_h", partial(_bandwidth_verdict, run, refs), placeholder=False)
+        questions.reveal("ic_learned_h", partial(lesson_ui.bandwidth_verdict, run, refs), placeholder=False)
 
 
 def _train_and_rerun(
@@ -154,27 +154,6 @@ def _train_and_rerun(
     lesson_ui.LIVE.train_and_rerun(
         config, redraw=lambda r: view.draw(r.config, refs, r, live=True), status=view.status
     )
-
-
-def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
-    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
-    h = run.bandwidth[-1]
-    key = lesson_ui.verdict_bandwidth(h, refs.oracle_h)
-    moving = lesson_ui.still_moving(run.bandwidth)
-    if moving is not None and key == "ic.verdict_h_match":
-        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
-    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
-    if moving is not None:
-        drift, window = moving
-        st.markdown(
-            t(
-                "ic.not_converged",
-                drift=f"{drift:+.1%}",
-                window=window,
-                settled=f"{lesson_ui.SETTLED_DRIFT:.0%}",
-                steps=run.steps_done,
-            )
-        )
 
 
 def window_section(page: View) -> None:
@@ -231,26 +210,12 @@ def sweep_section(page: View) -> None:
     config = page.config
     st.markdown(t("ic.sweep_intro"))
     lesson_ui.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
-    result = _sweep_with_progress(config)
+    result = lesson_ui.sweep_with_progress(config)
     if result is None:
         st.caption(t("ic.sweep_hint"))
         return
     _context_question(result)
     questions.reveal("ic_more_context", partial(_show_sweep, result))
-
-
-def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
-    """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
-    bar = st.empty()
-    result = lesson_ui.sweep_result(
-        config,
-        on_progress=lambda done, total: bar.progress(
-            done / total, text=t("ic.sweep_progress", done=done, total=total)
-        ),
-        on_wait=lambda: bar.caption(lesson_ui.LIVE.waiting_message()),
-    )
-    bar.empty()
-    return result
 
 
 def _context_question(result: Sweep) -> None:

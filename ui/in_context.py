@@ -540,3 +540,38 @@ def compare_chart(errors: dict[str, tuple[float, float]], refs: core.References)
     roles = ["attention", "linear", "oracle", "floor"]
     labels = Labels.of(title=t("ic.compare_fig_title"), y=t("ic.axis_mse"))
     return error_bars(bars, values, roles, labels=labels)
+
+
+def bandwidth_verdict(run: ICLRun, refs: core.References) -> None:
+    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
+    h = run.bandwidth[-1]
+    key = verdict_bandwidth(h, refs.oracle_h)
+    moving = still_moving(run.bandwidth)
+    if moving is not None and key == "ic.verdict_h_match":
+        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
+    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
+    if moving is not None:
+        drift, window = moving
+        st.markdown(
+            t(
+                "ic.not_converged",
+                drift=f"{drift:+.1%}",
+                window=window,
+                settled=f"{SETTLED_DRIFT:.0%}",
+                steps=run.steps_done,
+            )
+        )
+
+
+def sweep_with_progress(config: ICLConfig) -> lesson.Sweep | None:
+    """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
+    bar = st.empty()
+    result = sweep_result(
+        config,
+        on_progress=lambda done, total: bar.progress(
+            done / total, text=t("ic.sweep_progress", done=done, total=total)
+        ),
+        on_wait=lambda: bar.caption(LIVE.waiting_message()),
+    )
+    bar.empty()
+    return result
