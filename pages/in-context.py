@@ -107,14 +107,6 @@ def idea_section() -> None:
         st.markdown(t("ic.idea_equivalence"))
 
 
-def controls_section() -> ICLConfig | None:
-    """Page-wide controls -> config (None with an error shown)."""
-    choice = lesson_ui.render_controls()
-    if choice.config is None:
-        st.error(t("ic.error_config", error=choice.error))
-    return choice.config
-
-
 def live_section(page: View) -> None:
     """Buttons, the live charts and the run."""
     config = page.config
@@ -257,7 +249,7 @@ def render() -> None:
     if classroom.on_title_slide():  # part of the page's header
         idea_section()
     with classroom.controls_area():
-        config = controls_section()
+        config = lesson_ui.render_controls().or_error("ic.error_config")
     view = View(config, lesson_ui.LIVE.current())
     sections = [
         Section("ic.live_title", partial(live_section, view), level=None),

@@ -49,13 +49,6 @@ def idea_section() -> None:
         st.latex(r"\hat y_t = \sum_{s \le t} \mathrm{softmax}_s\!\big(q(x_t)^\top k(x_{s-1})\big)\, v(x_s)")
 
 
-def controls_section() -> InductionConfig | None:
-    choice = lesson_ui.render_controls()
-    if choice.config is None:
-        st.error(t("ih.error_config", error=choice.error))
-    return choice.config
-
-
 def task_section(page: View) -> None:
     view = page.shown
     st.markdown(t("ih.task_body"))
@@ -214,7 +207,7 @@ def render() -> None:
     if classroom.on_title_slide():
         idea_section()
     with classroom.controls_area():
-        config = controls_section()
+        config = lesson_ui.render_controls().or_error("ih.error_config")
 
     view = View(config, lesson_ui.shown(lesson_ui.LIVE.current()))
     run_sections(
