@@ -49,7 +49,6 @@ into calls.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 
@@ -59,6 +58,7 @@ import torch
 from core.checks import is_int, is_real
 from core.kernels import gaussian_weights, softmax_weights
 from core.threads import one_thread
+from core.training import optimiser_steps, resume_or_start
 
 FAMILIES = ("full", "low_rank")
 ATTENTIONS = ("softmax", "linear")
@@ -467,6 +467,22 @@ def start_icl(config: ICLConfig) -> ICLRun:
     return run
 
 
+def _step_loss(run: ICLRun) -> torch.Tensor:
+    """The query MSE of step ``run.steps_done``'s freshly sampled tasks (a scalar)."""
+    config = run.config
+    batch = training_tasks(config, run.steps_done)
+    x, y, xq, yq = (torch.from_numpy(a) for a in (batch.x, batch.y, batch.xq, batch.yq))
+    pred = _torch_predict(_symmetric(run.param), x, y, xq, config.attention)
+    return torch.mean((pred - yq) ** 2)
+
+
+def _record_step(run: ICLRun, loss: float) -> None:
+    """After an update: the step's loss, the step counted, the bandwidth (and any due test)."""
+    run.loss.append(loss)
+    run.steps_done += 1
+    run._record()
+
+
 def train_icl(
     config: ICLConfig,
     on_step: Callable[[ICLRun], None] | None = None,
@@ -492,30 +508,8 @@ def train_icl(
     Raises:
         ValueError: if ``resume`` comes from a different config (other than ``steps``).
     """
-    if resume is not None and (not isinstance(resume, ICLRun) or not resume.config.same_run_as(config)):
-        raise ValueError("resume must come from a run with the same config (only steps may change)")
     with one_thread():
-        run = start_icl(config) if resume is None else resume
-        run.config = config
-        run.stopped = False
+        run = resume_or_start(ICLRun, config, resume, start_icl, length="steps")
         target = config.steps if until_step is None else min(config.steps, until_step)
-        while run.steps_done < target:
-            if should_stop is not None and should_stop():
-                run.stopped = True
-                break
-            clock = time.perf_counter()
-            batch = training_tasks(config, run.steps_done)
-            x, y, xq, yq = (torch.from_numpy(a) for a in (batch.x, batch.y, batch.xq, batch.yq))
-            pred = _torch_predict(_symmetric(run.param), x, y, xq, config.attention)
-            loss = torch.mean((pred - yq) ** 2)
-            run.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            run.optimizer.step()
-            # book-keeping last: an interruption never leaves a half-counted step
-            run.loss.append(float(loss.detach()))
-            run.steps_done += 1
-            run._record()
-            run.seconds += time.perf_counter() - clock
-            if on_step is not None:
-                on_step(run)
+        optimiser_steps(run, target, _step_loss, _record_step, on_step, should_stop)
     return run

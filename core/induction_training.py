@@ -38,6 +38,7 @@ from core.induction import (
     training_batch,
 )
 from core.threads import one_thread
+from core.training import optimiser_steps, resume_or_start
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,20 @@ def start_induction(config: InductionConfig) -> InductionRun:
     return run
 
 
+def _step_loss(run: InductionRun) -> torch.Tensor:
+    """Next-token cross-entropy on step ``run.steps_done``'s fresh batch (a scalar)."""
+    tokens = torch.from_numpy(training_batch(run.config, run.steps_done).tokens)  # (B, T)
+    return next_token_loss(run.model(tokens).logits, tokens)
+
+
+def _record_step(run: InductionRun, loss: float) -> None:
+    """After an update: the step's loss, the step counted, and a measurement when one is due."""
+    run.train_loss.append(loss)
+    run.steps_done += 1
+    if run.steps_done % run.config.eval_every == 0 or run.steps_done == run.config.steps:
+        run.measure()
+
+
 def train_induction(
     config: InductionConfig,
     on_step: Callable[[InductionRun], None] | None = None,
@@ -191,32 +206,10 @@ def train_induction(
         ValueError: if ``config`` is not an :class:`InductionConfig` or ``resume`` comes from a
             different config (other than ``steps``).
     """
-    if resume is not None and (not isinstance(resume, InductionRun) or not resume.config.same_run_as(config)):
-        raise ValueError("resume must come from a run with the same config (only steps may change)")
-    run = start_induction(config) if resume is None else resume
-    run.config = config
-    run.stopped = False
-    target = config.steps if until_step is None else min(config.steps, until_step)
     with one_thread():
-        while run.steps_done < target:
-            if should_stop is not None and should_stop():
-                run.stopped = True
-                break
-            clock = time.perf_counter()
-            batch = training_batch(config, run.steps_done)
-            tokens = torch.from_numpy(batch.tokens)  # (B, T)
-            loss = next_token_loss(run.model(tokens).logits, tokens)
-            run.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            run.optimizer.step()
-            # book-keeping last: an interruption never leaves a half-counted step
-            run.train_loss.append(float(loss.detach()))
-            run.steps_done += 1
-            if run.steps_done % config.eval_every == 0 or run.steps_done == config.steps:
-                run.measure()
-            run.seconds += time.perf_counter() - clock
-            if on_step is not None:
-                on_step(run)
+        run = resume_or_start(InductionRun, config, resume, start_induction, length="steps")
+        target = config.steps if until_step is None else min(config.steps, until_step)
+        optimiser_steps(run, target, _step_loss, _record_step, on_step, should_stop)
     return run
 
 

@@ -31,6 +31,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -331,15 +332,69 @@ def train(
     Raises:
         ValueError: if ``resume`` was made with a different config (other than ``epochs``).
     """
-    if resume is not None and (not isinstance(resume, TrainingRun) or not resume.config.same_run_as(config)):
-        raise ValueError("resume must come from a run with the same config (only epochs may change)")
     with one_thread():
-        result = start_run(config) if resume is None else resume
-        result.config = config
-        result.stopped = False
+        result = resume_or_start(TrainingRun, config, resume, start_run, length="epochs")
         target = config.epochs if until_epoch is None else min(config.epochs, until_epoch)
         _run_epochs(result, target, on_epoch, should_stop)
     return result
+
+
+RunT = TypeVar("RunT")
+
+
+def resume_or_start(
+    kind: type[RunT], config: Any, resume: RunT | None, start: Callable[[Any], RunT], *, length: str
+) -> RunT:
+    """The run a training loop trains: ``resume`` (trained further in place) or ``start(config)``.
+
+    Shared by this module's, ``core.in_context``'s and ``core.induction_training``'s loops. The run's
+    ``config`` becomes ``config`` (only its length may differ) and its ``stopped`` flag is cleared.
+
+    Args:
+        kind: the run's class; config: the config to train on; resume: a run returned earlier,
+            or None; start: makes a fresh run of ``config``; length: the config field that may
+            differ (``"epochs"``, ``"steps"``), named in the error.
+
+    Raises:
+        ValueError: if ``resume`` is not a ``kind`` made with the same config (other than ``length``).
+    """
+    if resume is not None and (not isinstance(resume, kind) or not resume.config.same_run_as(config)):
+        raise ValueError(f"resume must come from a run with the same config (only {length} may change)")
+    run = start(config) if resume is None else resume
+    run.config = config
+    run.stopped = False
+    return run
+
+
+def optimiser_steps(
+    run: Any,
+    target: int,
+    loss_of: Callable[[Any], torch.Tensor],
+    record: Callable[[Any, float], None],
+    on_step: Callable[[Any], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """One optimiser step at a time until ``run.steps_done`` reaches ``target`` (or a stop).
+
+    Shared by ``core.in_context``'s and ``core.induction_training``'s loops: ``should_stop`` is
+    asked before every step (True: ``run.stopped``, the run ready to resume); ``loss_of(run)`` is
+    the step's scalar loss, minimised by ``run.optimizer``; ``record(run, loss)`` does the
+    book-keeping (and counts the step) only after the update, so an interruption never leaves a
+    half-counted step; the step's wall time goes to ``run.seconds``; ``on_step(run)`` follows.
+    """
+    while run.steps_done < target:
+        if should_stop is not None and should_stop():
+            run.stopped = True
+            break
+        clock = time.perf_counter()
+        loss = loss_of(run)
+        run.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        run.optimizer.step()
+        record(run, float(loss.detach()))
+        run.seconds += time.perf_counter() - clock
+        if on_step is not None:
+            on_step(run)
 
 
 def _run_epochs(

@@ -21,6 +21,7 @@ from figures.common import (
     NARROW_MARGIN_LEFT,
     NARROW_X_AXIS,
     PALETTE,
+    Labels,
     base_layout,
     stacked_layout,
     with_alpha,
@@ -84,11 +85,7 @@ def task_figure(
     predictions: Mapping[str, float],
     weights: Mapping[str, np.ndarray],
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
-    w_title: str,
+    labels: Labels,
     height: int = 600,
 ) -> go.Figure:
     """One context: the function, the N noisy points, a query; below, who gets the weight.
@@ -99,16 +96,17 @@ def task_figure(
         query_s: the query's position; ``predictions``: {role: ŷ(query)} (roles ``attention``,
             ``oracle``) drawn at the query.
         weights: {role: (N,) weights of the query's row} drawn as bars at ``ctx_s``.
-        names: legend names by role and for ``function``, ``context``, ``query``.
+        labels: the title, ``x``, ``y`` (upper panel), ``z`` (the weights' axis, lower panel) and
+            legend names by role and for ``function``, ``context``.
     """
     # Two stacked panels sharing x, laid out by hand: make_subplots costs ~150 ms per figure,
     # too much for a chart redrawn while the unit trains.
     traces = [
         go.Scatter(
-            x=grid_s, y=grid_f, mode="lines", name=names["function"], line={"color": COLORS["function"]}
+            x=grid_s, y=grid_f, mode="lines", name=labels.name("function"), line={"color": COLORS["function"]}
         ),
         go.Scatter(
-            x=ctx_s, y=ctx_y, mode="markers", name=names["context"],
+            x=ctx_s, y=ctx_y, mode="markers", name=labels.name("context"),
             marker={"color": DARK_GREY, "size": 7, "opacity": 0.75},
         ),
     ]  # fmt: skip
@@ -118,7 +116,7 @@ def task_figure(
                 x=[query_s],
                 y=[value],
                 mode="markers",
-                name=names[role],
+                name=labels.name(role),
                 marker={"color": COLORS[role], "size": 14, "symbol": "diamond", "line": {"width": 1}},
             )
         )
@@ -133,14 +131,14 @@ def task_figure(
                 yaxis="y2",
                 marker={"color": COLORS[role]},
                 showlegend=False,
-                hovertemplate="%{y:.3f}<extra>" + names[role] + "</extra>",
+                hovertemplate="%{y:.3f}<extra>" + labels.name(role) + "</extra>",
             )
         )
     fig = go.Figure(traces)
     fig.update_layout(
-        xaxis={"title": {"text": x_title}, "anchor": "y2"},
-        yaxis={"title": {"text": y_title}, "domain": [0.42, 1.0]},
-        yaxis2={"title": {"text": w_title}, "domain": [0.0, 0.34], "rangemode": "tozero"},
+        xaxis={"title": {"text": labels.x}, "anchor": "y2"},
+        yaxis={"title": {"text": labels.y}, "domain": [0.42, 1.0]},
+        yaxis2={"title": {"text": labels.z}, "domain": [0.0, 0.34], "rangemode": "tozero"},
         barmode="overlay",
         bargap=0,
         shapes=[
@@ -148,7 +146,7 @@ def task_figure(
              "line": {"color": GREY, "dash": "dot"}},
         ],
     )  # fmt: skip
-    return _below(fig, title, height)
+    return _below(fig, labels.title, height)
 
 
 def _hline(fig: go.Figure, value: float, role: str, name: str, x_max: float) -> None:
@@ -165,16 +163,46 @@ def _hline(fig: go.Figure, value: float, role: str, name: str, x_max: float) -> 
     )
 
 
+def _against_references(
+    steps: Sequence[int],
+    values: Sequence[float],
+    references: Mapping[str, float],
+    *,
+    max_steps: int,
+    labels: Labels,
+    markers: bool,
+) -> go.Figure:
+    """The attention unit's curve over training steps above its references as horizontal lines.
+
+    Args:
+        steps, values: the learned curve (may be empty before training), with ``markers`` or not.
+        references: {role: value} drawn as horizontal lines, each named ``labels.name(role)``.
+        labels: ``x`` (steps), ``attention`` and the references' names.
+    """
+    fig = go.Figure()
+    for role, value in references.items():
+        _hline(fig, value, role, labels.name(role), max_steps)
+    fig.add_trace(
+        go.Scatter(
+            x=list(steps),
+            y=list(values),
+            mode="lines+markers" if markers else "lines",
+            name=labels.name("attention"),
+            line={"color": COLORS["attention"], "width": 3},
+            **({"marker": {"size": 4}} if markers else {}),
+        )
+    )
+    fig.update_xaxes(title_text=labels.x, range=[0, max_steps])
+    return fig
+
+
 def bandwidth_figure(
     steps: Sequence[int],
     bandwidth: Sequence[float],
     references: Mapping[str, float],
     *,
     max_steps: int,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 470,
 ) -> go.Figure:
     """The learned bandwidth over training steps (log scale), with reference bandwidths as lines.
@@ -182,30 +210,19 @@ def bandwidth_figure(
     Args:
         steps, bandwidth: the learned curve (may be empty before training).
         references: {role: bandwidth} (``oracle``, ``loo``) drawn as horizontal lines.
+        labels: the title, ``x``, ``y`` and names for ``attention`` and each reference.
     """
-    fig = go.Figure()
-    for role, value in references.items():
-        _hline(fig, value, role, names[role], max_steps)
-    fig.add_trace(
-        go.Scatter(
-            x=list(steps),
-            y=list(bandwidth),
-            mode="lines",
-            name=names["attention"],
-            line={"color": COLORS["attention"], "width": 3},
-        )
-    )
+    fig = _against_references(steps, bandwidth, references, max_steps=max_steps, labels=labels, markers=False)
     shown = [v for v in (*references.values(), *bandwidth, 1.0) if v > 0]
     low, high = min(shown) / 1.5, max(shown) * 1.5  # the start (h = 1) and every line in view
-    fig.update_xaxes(title_text=x_title, range=[0, max_steps])
     fig.update_yaxes(
-        title_text=y_title,
+        title_text=labels.y,
         type="log",
         range=[np.log10(low), np.log10(high)],
         tickvals=LOG_TICKS,
         ticktext=None,
     )
-    return _below(fig, title, height)
+    return _below(fig, labels.title, height)
 
 
 def error_figure(
@@ -214,29 +231,17 @@ def error_figure(
     references: Mapping[str, float],
     *,
     max_steps: int,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 470,
 ) -> go.Figure:
-    """Test error over training steps (log scale) against the references' errors (lines)."""
-    fig = go.Figure()
-    for role, value in references.items():
-        _hline(fig, value, role, names[role], max_steps)
-    fig.add_trace(
-        go.Scatter(
-            x=list(steps),
-            y=list(errors),
-            mode="lines+markers",
-            name=names["attention"],
-            line={"color": COLORS["attention"], "width": 3},
-            marker={"size": 4},
-        )
-    )
-    fig.update_xaxes(title_text=x_title, range=[0, max_steps])
-    fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS)
-    return _below(fig, title, height)
+    """Test error over training steps (log scale) against the references' errors (lines).
+
+    Args:
+        labels: the title, ``x``, ``y`` and names for ``attention`` and each reference.
+    """
+    fig = _against_references(steps, errors, references, max_steps=max_steps, labels=labels, markers=True)
+    fig.update_yaxes(title_text=labels.y, type="log", tickvals=LOG_TICKS)
+    return _below(fig, labels.title, height)
 
 
 def ellipse_figure(
@@ -245,10 +250,7 @@ def ellipse_figure(
     b: np.ndarray,
     *,
     cap: float,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 460,
 ) -> go.Figure:
     """The window of a 2 x 2 key-query matrix as an ellipse, for snapshots over training.
@@ -259,7 +261,8 @@ def ellipse_figure(
     Args:
         matrices: (K, 2, 2) symmetric snapshots, oldest first; steps: their K training steps.
         b: (2,) the hidden direction, drawn as a line through the origin.
-        names: ``window`` (legend of the ellipses, formatted with ``step=``), ``b``.
+        labels: the title, ``x``, ``y`` and names ``window`` (legend of the ellipses, formatted
+            with ``step=``) and ``b``.
     """
     fig = go.Figure()
     t = np.linspace(0, 2 * np.pi, 121)
@@ -276,7 +279,7 @@ def ellipse_figure(
                 x=pts[0],
                 y=pts[1],
                 mode="lines",
-                name=names["window"].format(step=step),
+                name=labels.name("window").format(step=step),
                 showlegend=last or i == 0,
                 line={
                     "color": COLORS["attention"] if last else with_alpha(PALETTE[0], shade * 0.5),
@@ -290,13 +293,13 @@ def ellipse_figure(
             x=[-r * b[0], r * b[0]],
             y=[-r * b[1], r * b[1]],
             mode="lines",
-            name=names["b"],
+            name=labels.name("b"),
             line={"color": COLORS["b"], "dash": "dash", "width": 2},
         )
     )
-    fig.update_xaxes(title_text=x_title, zeroline=True)
-    fig.update_yaxes(title_text=y_title, zeroline=True, scaleanchor="x", scaleratio=1)
-    return _below(fig, title, height)
+    fig.update_xaxes(title_text=labels.x, zeroline=True)
+    fig.update_yaxes(title_text=labels.y, zeroline=True, scaleanchor="x", scaleratio=1)
+    return _below(fig, labels.title, height)
 
 
 def sweep_figure(
@@ -308,10 +311,9 @@ def sweep_figure(
     learned_n: np.ndarray,
     oracle_n: np.ndarray,
     *,
-    names: Mapping[str, str],
+    labels: Labels,
     titles: tuple[str, str],
     x_titles: tuple[str, str],
-    y_title: str,
     height: int = 460,
     narrow: bool = False,
 ) -> go.Figure:
@@ -321,7 +323,9 @@ def sweep_figure(
     Args:
         learned_l, oracle_l: (S, A) for the S noise levels and A values of L.
         learned_n, oracle_n: (C,) for the C context sizes.
-        names: ``learned`` and ``oracle``, both formatted with ``noise=``.
+        labels: ``y`` (bandwidth) and names ``learned`` and ``oracle`` (both formatted with
+            ``noise=``), ``learned_n`` and ``oracle_n``.
+        titles, x_titles: per panel (along L, along N).
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.1)
     for s, sigma in enumerate(noise):
@@ -332,7 +336,7 @@ def sweep_figure(
                     x=lipschitz,
                     y=row[s],
                     mode="lines+markers" if role == "learned" else "lines",
-                    name=names[role].format(noise=sigma),
+                    name=labels.name(role).format(noise=sigma),
                     line={"color": color, "dash": dash},
                 ),
                 row=1,
@@ -345,7 +349,7 @@ def sweep_figure(
                 x=n_context,
                 y=values,
                 mode="lines+markers" if role == "learned_n" else "lines",
-                name=names[role],
+                name=labels.name(role),
                 line={"color": color, "dash": dash},
             ),
             row=1,
@@ -353,7 +357,7 @@ def sweep_figure(
         )
     fig.update_xaxes(title_text=x_titles[0], type="log", tickvals=list(lipschitz), row=1, col=1)
     fig.update_xaxes(title_text=x_titles[1], type="log", tickvals=list(n_context), row=1, col=2)
-    fig.update_yaxes(title_text=y_title, type="log", tickvals=LOG_TICKS, row=1, col=1)
+    fig.update_yaxes(title_text=labels.y, type="log", tickvals=LOG_TICKS, row=1, col=1)
     fig.update_yaxes(type="log", tickvals=LOG_TICKS, row=1, col=2)
     if narrow:
         layout, _, area, top = stacked_layout(
@@ -361,7 +365,7 @@ def sweep_figure(
         )
         for name in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
             fig.layout[name].domain = layout[name]["domain"]
-        fig.update_yaxes(title_text=y_title, row=1, col=2)
+        fig.update_yaxes(title_text=labels.y, row=1, col=2)
         fig.update_layout(annotations=layout["annotations"], height=top + area + NARROW_X_AXIS,
                           margin={"l": NARROW_MARGIN_LEFT, "t": top, "b": NARROW_X_AXIS})  # fmt: skip
         return fig
@@ -369,24 +373,28 @@ def sweep_figure(
 
 
 def error_bars(
-    labels: Sequence[str],
+    bars: Sequence[str],
     errors: Sequence[float],
     roles: Sequence[str],
     *,
-    title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 380,
 ) -> go.Figure:
-    """Test errors side by side (one bar per predictor, coloured by role)."""
+    """Test errors side by side (one bar per predictor, coloured by role).
+
+    Args:
+        bars: (N,) the bars' names; errors: (N,) their values; roles: (N,) their colours' roles.
+        labels: the title and ``y``.
+    """
     fig = go.Figure(
         go.Bar(
-            x=list(labels),
+            x=list(bars),
             y=list(errors),
             marker={"color": [COLORS[r] for r in roles]},
             text=[f"{e:.3g}" for e in errors],
             textposition="outside",
         )
     )
-    fig.update_yaxes(title_text=y_title, rangemode="tozero")
+    fig.update_yaxes(title_text=labels.y, rangemode="tozero")
     fig.update_layout(showlegend=False)
-    return base_layout(fig, title=title, height=height)
+    return base_layout(fig, title=labels.title, height=height)

@@ -27,6 +27,7 @@ from figures.common import (
     MID_GREY,
     PALETTE,
     WEIGHT_COLORSCALE,
+    Labels,
     grid_layout,
     log_axis,
     with_alpha,
@@ -63,9 +64,7 @@ def sequence_figure(
     tokens: Sequence[int],
     roles: Sequence[str],
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
+    labels: Labels,
     height: int = 220,
     narrow: bool = False,
 ) -> go.Figure:
@@ -74,7 +73,7 @@ def sequence_figure(
     Args:
         tokens: (T,) token ids.
         roles: (T,) ``prefix``, ``segment`` (first occurrence) or ``repeat`` per position.
-        names: legend name per role.
+        labels: the title, ``x`` (position) and a name per role (``prefix``, ``segment``, ``repeat``).
         narrow: small cells without their numbers (a phone; the hover keeps them).
     """
     traces = []
@@ -88,16 +87,16 @@ def sequence_figure(
             continue
         traces.append(
             go.Scatter(
-                x=positions[at], y=np.zeros(int(at.sum())), mode=mode, name=names[role],
+                x=positions[at], y=np.zeros(int(at.sum())), mode=mode, name=labels.name(role),
                 text=[str(v) for v in tokens_a[at]], textfont={"color": DARK_GREY},
                 marker={"symbol": "square", "size": size, "color": with_alpha(COLORS[role], 0.35),
                         "line": {"color": COLORS[role], "width": 1}},
-                hovertemplate=x_title + " %{x}: %{text}<extra>" + names[role] + "</extra>",
+                hovertemplate=labels.x + " %{x}: %{text}<extra>" + labels.name(role) + "</extra>",
             )
         )  # fmt: skip
     layout = {
         "xaxis": {
-            "title": {"text": x_title},
+            "title": {"text": labels.x},
             "dtick": 4,
             "zeroline": False,
             "range": [-0.7, len(tokens) - 0.3],
@@ -105,7 +104,7 @@ def sequence_figure(
         "yaxis": {"visible": False, "range": [-1, 1]},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
     }
-    return go.Figure({"data": traces, "layout": _layout(layout, title, height)})
+    return go.Figure({"data": traces, "layout": _layout(layout, labels.title, height)})
 
 
 def formation_figure(
@@ -119,9 +118,8 @@ def formation_figure(
     *,
     cliff: int | None,
     max_steps: int,
-    names: Mapping[str, str],
+    labels: Labels,
     titles: tuple[str, str],
-    x_title: str,
     y_titles: tuple[str, str],
     height: int = 520,
     narrow: bool = False,
@@ -134,7 +132,9 @@ def formation_figure(
         scores: {legend name: (N,) a head's previous-token or prefix-matching score}.
         control_steps, control_accuracy, control_loss: the 1-layer control's (M,), maybe empty.
         cliff: the measured formation step (None: no cliff), drawn as a dotted line.
-        names: legend names for ``accuracy``, ``loss``, ``control``, ``control_loss``, ``cliff``.
+        labels: ``x`` (steps, both panels) and names for ``accuracy``, ``loss``, ``control``,
+            ``control_loss`` and ``cliff`` (the cliff's mark).
+        titles, y_titles: per panel (accuracy, loss).
         narrow: the two panels stacked (a phone).
     """
     shape, widths = ((2, 1), None) if narrow else ((1, 2), (3, 2))
@@ -142,7 +142,7 @@ def formation_figure(
                                column_widths=widths)  # fmt: skip
     height = 820 if narrow else height
     traces = [
-        go.Scatter(x=steps, y=accuracy, mode="lines+markers", name=names["accuracy"],
+        go.Scatter(x=steps, y=accuracy, mode="lines+markers", name=labels.name("accuracy"),
                    line={"color": COLORS["accuracy"], "width": 3}, marker={"size": 5})
     ]  # fmt: skip
     for k, (name, values) in enumerate(scores.items()):
@@ -152,24 +152,24 @@ def formation_figure(
         )  # fmt: skip
     if len(control_steps):
         traces.append(
-            go.Scatter(x=control_steps, y=control_accuracy, mode="lines", name=names["control"],
+            go.Scatter(x=control_steps, y=control_accuracy, mode="lines", name=labels.name("control"),
                        line={"color": COLORS["control"], "width": 2, "dash": "dash"})
         )  # fmt: skip
     second = axes[1]
     traces.append(
-        go.Scatter(x=steps, y=loss, mode="lines", name=names["loss"], xaxis="x" + second,
+        go.Scatter(x=steps, y=loss, mode="lines", name=labels.name("loss"), xaxis="x" + second,
                    yaxis="y" + second, line={"color": COLORS["loss"], "width": 3}, showlegend=False)
     )  # fmt: skip
     if len(control_steps):
         traces.append(
-            go.Scatter(x=control_steps, y=control_loss, mode="lines", name=names["control_loss"],
+            go.Scatter(x=control_steps, y=control_loss, mode="lines", name=labels.name("control_loss"),
                        xaxis="x" + second, yaxis="y" + second, showlegend=False,
                        line={"color": COLORS["control"], "width": 2, "dash": "dash"})
         )  # fmt: skip
     extent = [0, max(max_steps, 1)]
-    layout["xaxis"].update(title={"text": x_title}, range=extent)
+    layout["xaxis"].update(title={"text": labels.x}, range=extent)
     layout["yaxis"].update(title={"text": y_titles[0]}, range=[0, 1.02])
-    layout["xaxis" + second].update(title={"text": x_title}, range=extent)
+    layout["xaxis" + second].update(title={"text": labels.x}, range=extent)
     layout["yaxis" + second].update(title={"text": y_titles[1]}, rangemode="tozero")
     if cliff is not None:
         layout["shapes"] = [
@@ -177,7 +177,7 @@ def formation_figure(
              "line": {"color": MID_GREY, "dash": "dot", "width": 2}}
         ]  # fmt: skip
         layout["annotations"].append(
-            {"text": names["cliff"], "x": cliff, "y": 1.0, "xref": "x", "yref": "y", "showarrow": False,
+            {"text": labels.name("cliff"), "x": cliff, "y": 1.0, "xref": "x", "yref": "y", "showarrow": False,
              "xanchor": "left", "yanchor": "top", "font": {"color": MID_GREY}}
         )  # fmt: skip
     layout["legend"] = _LEGEND_BELOW
@@ -186,20 +186,19 @@ def formation_figure(
 
 def heads_figure(
     weights: np.ndarray,
-    labels: Sequence[str],
+    positions: Sequence[str],
     *,
     titles: Sequence[str],
-    x_title: str,
-    y_title: str,
-    w_title: str,
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """Every head's attention map on one sequence, a grid of layers x heads (one colour scale).
 
     Args:
         weights: (n_layers, H, T, T) rows = queries.
-        labels: (T,) a label per position (``"5:17"``: position and token), unique.
+        positions: (T,) a label per position (``"5:17"``: position and token), unique.
         titles: one per panel, row-major (layer by layer).
+        labels: ``x`` (keys), ``y`` (queries), ``z`` (the weight's colour bar).
         narrow: one column (a phone).
     """
     n_layers, n_heads = weights.shape[:2]
@@ -212,16 +211,16 @@ def heads_figure(
         layer, head = divmod(k, n_heads)
         traces.append(
             go.Heatmap(
-                z=weights[layer, head], x=list(labels), y=list(labels), coloraxis="coloraxis",
-                xaxis="x" + suffix, yaxis="y" + suffix,
-                hovertemplate=f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra>{titles[k]}</extra>",
+                z=weights[layer, head], x=list(positions), y=list(positions), coloraxis="coloraxis",
+                xaxis="x" + suffix, yaxis="y" + suffix, hovertemplate=f"{labels.y} %{{y}} → {labels.x} "
+                f"%{{x}}<br>%{{z:.3f}}<extra>{titles[k]}</extra>",
             )
         )  # fmt: skip
         bottom = k >= panels - cols  # the key axis titled under the last row only
-        layout["xaxis" + suffix].update(showticklabels=False, title={"text": x_title if bottom else ""})
-        layout["yaxis" + suffix].update(autorange="reversed", showticklabels=False, title={"text": y_title})
+        layout["xaxis" + suffix].update(showticklabels=False, title={"text": labels.x if bottom else ""})
+        layout["yaxis" + suffix].update(autorange="reversed", showticklabels=False, title={"text": labels.y})
     layout["coloraxis"] = {"colorscale": WEIGHT_COLORSCALE, "cmin": 0, "cmax": 1,
-                           "colorbar": {"title": {"text": w_title}}}  # fmt: skip
+                           "colorbar": {"title": {"text": labels.z}}}  # fmt: skip
     height = (300 if narrow else 330) * rows + 60
     layout = _layout(layout, None, height)
     layout["margin"]["r"] = COLORBAR_MARGIN
@@ -233,8 +232,7 @@ def strip_figure(
     weights: Sequence[float],
     query: int,
     *,
-    title: str,
-    names: Mapping[str, str],
+    labels: Labels,
     height: int = 300,
 ) -> go.Figure:
     """BertViz-like lines from one query token (bottom row) to the keys it attends (top row).
@@ -243,7 +241,7 @@ def strip_figure(
         symbols: (T,) the sequence's tokens as text.
         weights: (T,) the query's attention row (zeros after the query: the mask).
         query: the query's position.
-        names: ``keys``, ``queries`` (row names).
+        labels: the title and the rows' names ``keys``, ``queries``.
     """
     T = len(symbols)
     w = np.asarray(weights, dtype=float)
@@ -258,14 +256,14 @@ def strip_figure(
         )  # fmt: skip
     positions = list(range(T))
     traces.append(
-        go.Scatter(x=positions, y=[1] * T, mode="markers+text", text=list(symbols), name=names["keys"],
+        go.Scatter(x=positions, y=[1] * T, mode="markers+text", text=list(symbols), name=labels.name("keys"),
                    textposition="top center", customdata=w,
                    marker={"size": 6 + 18 * w, "color": PALETTE[1], "line": {"color": DARK_GREY, "width": 1}},
                    hovertemplate="%{x}: %{text}<br>%{customdata:.3f}<extra></extra>")
     )  # fmt: skip
     traces.append(
-        go.Scatter(x=positions, y=[0] * T, mode="markers+text", text=list(symbols), name=names["queries"],
-                   textposition="bottom center",
+        go.Scatter(x=positions, y=[0] * T, mode="markers+text", text=list(symbols),
+                   name=labels.name("queries"), textposition="bottom center",
                    marker={"size": [16 if i == query else 6 for i in positions],
                            "color": [PALETTE[0] if i == query else LIGHT_GREY for i in positions]},
                    hovertemplate="%{x}: %{text}<extra></extra>")
@@ -275,32 +273,32 @@ def strip_figure(
         "yaxis": {"visible": False, "range": [-0.45, 1.45]},
         "showlegend": False,
     }
-    return go.Figure({"data": traces, "layout": _layout(layout, title, height, bottom=20)})
+    return go.Figure({"data": traces, "layout": _layout(layout, labels.title, height, bottom=20)})
 
 
 def ablation_figure(
-    labels: Sequence[str],
+    bars: Sequence[str],
     accuracy: Sequence[float],
     roles: Sequence[str],
     *,
-    title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 400,
 ) -> go.Figure:
     """Accuracy on the repeated part with nothing off (first bar) and each head (or group) off.
 
     Args:
-        labels: (N,) bar labels; accuracy: (N,) values in [0, 1].
+        bars: (N,) bar labels; accuracy: (N,) values in [0, 1].
         roles: (N,) ``full`` (nothing off), ``previous``, ``induction`` or ``other`` (the bar's colour).
+        labels: the title and ``y`` (accuracy).
     """
     colors = {"full": GREY, "previous": PALETTE[2], "induction": PALETTE[1], "other": PALETTE[0]}
     bar = go.Bar(
-        x=list(labels), y=list(accuracy), marker={"color": [colors[r] for r in roles]},
+        x=list(bars), y=list(accuracy), marker={"color": [colors[r] for r in roles]},
         text=[f"{a:.2f}" for a in accuracy], textposition="outside",
         hovertemplate="%{x}: %{y:.3f}<extra></extra>",
     )  # fmt: skip
-    layout = {"yaxis": {"title": {"text": y_title}, "range": [0, 1.1]}, "showlegend": False}
-    return go.Figure({"data": [bar], "layout": _layout(layout, title, height)})
+    layout = {"yaxis": {"title": {"text": labels.y}, "range": [0, 1.1]}, "showlegend": False}
+    return go.Figure({"data": [bar], "layout": _layout(layout, labels.title, height)})
 
 
 def kernel_figure(
@@ -310,7 +308,7 @@ def kernel_figure(
     accuracy: Sequence[float],
     effective_keys: Sequence[float],
     *,
-    names: Mapping[str, str],
+    labels: Labels,
     titles: tuple[str, str],
     x_titles: tuple[str, str],
     y_titles: tuple[str, str],
@@ -325,7 +323,8 @@ def kernel_figure(
     Args:
         match_scores, other_scores: (N_match,), (N_other,) scaled scores q·k/√d_k.
         scales, accuracy, effective_keys: (K,) from ``core.lessons.induction_heads.kernel_view``.
-        names: ``match``, ``other``, ``accuracy``, ``keys``.
+        labels: names for ``match``, ``other``, ``accuracy``, ``keys``.
+        titles, x_titles, y_titles: per panel (scores, scale).
         narrow: the two panels stacked (a phone).
     """
     layout, axes = grid_layout(*((2, 1) if narrow else (1, 2)), titles=titles, horizontal_spacing=0.12,
@@ -338,17 +337,17 @@ def kernel_figure(
     for role, values in (("other", other_scores), ("match", match_scores)):
         counts, _ = np.histogram(values, bins=edges)
         traces.append(
-            go.Bar(x=centres, y=counts / max(len(values), 1), width=width, name=names[role],
+            go.Bar(x=centres, y=counts / max(len(values), 1), width=width, name=labels.name(role),
                    marker={"color": with_alpha(COLORS[role], 0.6)},
-                   hovertemplate="%{x:.2f}: %{y:.3f}<extra>" + names[role] + "</extra>")
+                   hovertemplate="%{x:.2f}: %{y:.3f}<extra>" + labels.name(role) + "</extra>")
         )  # fmt: skip
     second = axes[1]
     traces.append(
-        go.Scatter(x=list(scales), y=list(accuracy), mode="lines+markers", name=names["accuracy"],
+        go.Scatter(x=list(scales), y=list(accuracy), mode="lines+markers", name=labels.name("accuracy"),
                    xaxis="x" + second, yaxis="y" + second, line={"color": PALETTE[2], "width": 3})
     )  # fmt: skip
     traces.append(
-        go.Scatter(x=list(scales), y=list(effective_keys), mode="lines+markers", name=names["keys"],
+        go.Scatter(x=list(scales), y=list(effective_keys), mode="lines+markers", name=labels.name("keys"),
                    xaxis="x" + second, yaxis="y3", line={"color": PALETTE[3], "width": 2, "dash": "dash"})
     )  # fmt: skip
     layout["barmode"] = "overlay"
@@ -359,7 +358,7 @@ def kernel_figure(
     domain = layout["xaxis" + second]["domain"]
     layout["yaxis3"] = {"overlaying": "y" + second, "side": "right", "anchor": "x" + second,
                         "showgrid": False, "position": domain[1], **log_axis(effective_keys),
-                        "title": {"text": names["keys"]}}  # fmt: skip
+                        "title": {"text": labels.name("keys")}}  # fmt: skip
     layout["legend"] = _LEGEND_BELOW
     layout = _layout(layout, None, height, bottom=150)
     layout["margin"]["r"] = 80

@@ -35,6 +35,7 @@ from figures.common import (
     PANEL,
     WEIGHT_COLORSCALE,
     WHITE,
+    Labels,
     base_layout,
     log_axis,
     wrap_lines,
@@ -69,10 +70,7 @@ def loss_curves(
     val_loss: Sequence[float],
     baselines: Mapping[str, float],
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     max_epochs: int,
     batch_loss: Sequence[float] | None = None,
     batches_per_epoch: int | None = None,
@@ -86,7 +84,8 @@ def loss_curves(
         val_loss: validation loss after 0..n epochs (x = 0..n; 0 = before training).
         baselines: {id: loss} drawn as dashed horizontal lines; ids ``mean``, ``last_value``,
             ``optimum`` get fixed colours.
-        names: legend names for ``train``, ``val``, ``batch`` and every baseline id.
+        labels: the title, ``x`` (epochs), ``y`` (loss) and names for ``train``, ``val``, ``batch``
+            and every baseline id.
         max_epochs: the x axis spans [0, max_epochs] from the start, so a live chart does not
             rescale as it grows.
         batch_loss: optional training loss of every optimiser step, drawn faintly at fractional
@@ -102,7 +101,7 @@ def loss_curves(
                 "mode": "lines",
                 "x": x_batch,
                 "y": np.asarray(batch_loss, dtype=float),
-                "name": names["batch"],
+                "name": labels.name("batch"),
                 "line": {"color": PALETTE[5], "width": 1},
                 "opacity": 0.45,
                 "hovertemplate": "%{y:.3g}<extra></extra>",
@@ -114,7 +113,7 @@ def loss_curves(
             "mode": "lines+markers",
             "x": np.arange(1, len(train_loss) + 1),
             "y": np.asarray(train_loss, dtype=float),
-            "name": names["train"],
+            "name": labels.name("train"),
             "line": {"color": PALETTE[0], "width": 3},
             "hovertemplate": "%{x}: %{y:.4g}<extra></extra>",
         }
@@ -125,7 +124,7 @@ def loss_curves(
             "mode": "lines+markers",
             "x": np.arange(len(val_loss)),
             "y": np.asarray(val_loss, dtype=float),
-            "name": names["val"],
+            "name": labels.name("val"),
             "line": {"color": PALETTE[1], "width": 3},
             "hovertemplate": "%{x}: %{y:.4g}<extra></extra>",
         }
@@ -137,16 +136,16 @@ def loss_curves(
                 "mode": "lines",
                 "x": [0, max_epochs],
                 "y": [value, value],
-                "name": names[key],
+                "name": labels.name(key),
                 "line": {"color": BASELINE_COLORS.get(key, PALETTE[4]), "width": 2, "dash": "dash"},
-                "hovertemplate": f"{names[key]}: {value:.4g}<extra></extra>",
+                "hovertemplate": f"{labels.name(key)}: {value:.4g}<extra></extra>",
             }
         )
-    layout = _light_layout(title, height)
+    layout = _light_layout(labels.title, height)
     layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0}
     layout["margin"] = {"l": MARGIN_LEFT, "r": 20, "t": 60, "b": 130}
-    layout["xaxis"] = {"title": {"text": x_title}, "range": [-0.3, max_epochs + 0.3]}
-    layout["yaxis"] = {"title": {"text": y_title}, "type": "log" if log_y else "linear"}
+    layout["xaxis"] = {"title": {"text": labels.x}, "range": [-0.3, max_epochs + 0.3]}
+    layout["yaxis"] = {"title": {"text": labels.y}, "type": "log" if log_y else "linear"}
     if log_y:  # every tick labelled with its full value (Plotly would print bare "2", "5")
         layout["yaxis"] |= log_axis(*(trace["y"] for trace in data))
     return go.Figure({"data": data, "layout": layout})
@@ -224,10 +223,7 @@ def attention_heads(
     weights: np.ndarray,
     *,
     head_titles: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
-    colorbar_title: str,
+    labels: Labels,
     cols: int | None = None,
     row_height: int | None = None,
     zmax: float | None = None,
@@ -239,6 +235,7 @@ def attention_heads(
     Args:
         weights: (H, L, S) attention weights of one example and layer.
         head_titles: H titles (e.g. "head 1").
+        labels: the title, ``x`` (keys), ``y`` (queries) and ``z`` (the weight's colour bar).
         cols: heads per row (default: up to 4, 8 for more than 8 heads).
         row_height: px per row of heads (default 300, 170 with more than 4 heads per row); the
             figure is ~130 px taller for its title and axis labels.
@@ -269,18 +266,18 @@ def attention_heads(
     if narrow:
         side = (NARROW_WIDTH - NARROW_MARGIN_LEFT - NARROW_COLORBAR_MARGIN) * cell_w  # square maps
         row_height = round(side / (1 - gap_y) + 24)  # + the head's title
-    layout = _light_layout(title, height=130 + rows * row_height)
+    layout = _light_layout(labels.title, height=130 + rows * row_height)
     for h in range(H):
         r, c = divmod(h, cols)
         axis = "" if h == 0 else str(h + 1)
         x0 = c * (cell_w + gap_x)
         y1 = 1.0 - r * (cell_h + gap_y)
-        data.append(_head_map(w[h], axis, head_titles[h], x_title, y_title))
+        data.append(_head_map(w[h], axis, head_titles[h], labels.x, labels.y))
         layout |= _head_axes(
             axis,
             (x0, x0 + cell_w),
             (y1 - cell_h, y1),
-            y_title,
+            labels.y,
             first_col=c == 0,
             last_row=r == rows - 1,
             tick_size=(NARROW_FONT_SIZE if narrow else BASE_FONT_SIZE) - 3,
@@ -288,26 +285,30 @@ def attention_heads(
         annotations.append(_head_title(head_titles[h], x0 + cell_w / 2, y1, small=cols > 4))
     # the keys' axis title once, under the whole grid
     bottom = {"xanchor": "center", "yanchor": "top", "yshift": -28, "showarrow": False}
-    annotations.append({"text": x_title, "x": 0.5, "y": 0, "xref": "paper", "yref": "paper", **bottom})
+    annotations.append({"text": labels.x, "x": 0.5, "y": 0, "xref": "paper", "yref": "paper", **bottom})
     layout["annotations"] = annotations
     layout["margin"] = {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 90, "b": 60}
     layout["coloraxis"] = {
         "colorscale": WEIGHT_COLORSCALE,
         "cmin": 0.0,
         "cmax": zmax,
-        "colorbar": {"title": {"text": colorbar_title}, "thickness": 14},
+        "colorbar": {"title": {"text": labels.z}, "thickness": 14},
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+def _titled(fig: go.Figure, labels: Labels, height: int, **y_axis: object) -> go.Figure:
+    """The axes' titles (the y axis with ``y_axis`` settings too) and the house layout, titled."""
+    fig.update_xaxes(title=labels.x)
+    fig.update_yaxes(title=labels.y, **y_axis)
+    return base_layout(fig, title=labels.title, height=height)
 
 
 def walks_plot(
     walks: np.ndarray,
     example: np.ndarray,
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 420,
 ) -> go.Figure:
     """The task's data: a few training windows and the validation window the attention maps read.
@@ -319,7 +320,7 @@ def walks_plot(
     Args:
         walks: (K, T + 1) training windows, one faint line each (one legend entry for all).
         example: (T + 1,) the validation window, drawn bold.
-        names: legend names ``train``, ``example`` and ``target``.
+        labels: the title, ``x``, ``y`` and the legend names ``train``, ``example`` and ``target``.
 
     Raises:
         ValueError: if walks is not (K, T + 1) with the example's T + 1.
@@ -336,12 +337,12 @@ def walks_plot(
                 x=positions,
                 y=walk,
                 mode="lines",
-                name=names["train"],
+                name=labels.name("train"),
                 legendgroup="train",
                 showlegend=k == 0,
                 line={"color": PALETTE[0], "width": 2},
                 opacity=0.45,
-                hovertemplate=f"{names['train']} {k + 1}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{labels.name('train')} {k + 1}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
             )
         )
     fig.add_trace(
@@ -349,7 +350,7 @@ def walks_plot(
             x=positions[:-1],
             y=example[:-1],
             mode="lines+markers",
-            name=names["example"],
+            name=labels.name("example"),
             line={"color": BLACK, "width": 3},
             marker={"size": 5},
             hovertemplate="t = %{x}: %{y:.3f}<extra></extra>",
@@ -360,15 +361,13 @@ def walks_plot(
             x=positions[-2:],
             y=example[-2:],
             mode="lines+markers",
-            name=names["target"],
+            name=labels.name("target"),
             line={"color": PALETTE[1], "width": 3, "dash": "dot"},
             marker={"size": [0, 14], "symbol": "star", "color": PALETTE[1]},
-            hovertemplate=f"{names['target']}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{labels.name('target')}<br>t = %{{x}}: %{{y:.3f}}<extra></extra>",
         )
     )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title)
-    return base_layout(fig, title=title, height=height)
+    return _titled(fig, labels, height)
 
 
 def prediction_plot(
@@ -377,10 +376,7 @@ def prediction_plot(
     rollout: np.ndarray,
     context: int,
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 430,
 ) -> go.Figure:
     """One validation window: the true values, one-step predictions and a rollout.
@@ -390,7 +386,8 @@ def prediction_plot(
         one_step: (T,) prediction for position t + 1 made at position t (drawn at x = 1..T).
         rollout: (T + 1 - context,) values generated from the first ``context`` values by feeding
             predictions back (drawn at x = context..T).
-        names: legend names ``truth``, ``one_step``, ``rollout``, ``context``.
+        labels: the title, ``x``, ``y`` and the legend names ``truth``, ``one_step``, ``rollout``,
+            ``context``.
     """
     values = np.asarray(values, dtype=float)
     T = values.shape[0] - 1
@@ -401,7 +398,7 @@ def prediction_plot(
         fillcolor=LIGHT_GREY,
         opacity=0.35,
         line_width=0,
-        annotation_text=names["context"],
+        annotation_text=labels.name("context"),
         annotation_position="top left",
     )
     fig.add_trace(
@@ -409,7 +406,7 @@ def prediction_plot(
             x=np.arange(T + 1),
             y=values,
             mode="lines+markers",
-            name=names["truth"],
+            name=labels.name("truth"),
             line={"color": BLACK, "width": 3},
         )
     )
@@ -418,7 +415,7 @@ def prediction_plot(
             x=np.arange(1, T + 1),
             y=np.asarray(one_step, dtype=float),
             mode="markers",
-            name=names["one_step"],
+            name=labels.name("one_step"),
             marker={"color": PALETTE[1], "size": 9, "symbol": "diamond"},
         )
     )
@@ -427,13 +424,11 @@ def prediction_plot(
             x=np.arange(context, T + 1),
             y=np.asarray(rollout, dtype=float),
             mode="lines+markers",
-            name=names["rollout"],
+            name=labels.name("rollout"),
             line={"color": PALETTE[0], "width": 3, "dash": "dash"},
         )
     )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title)
-    return base_layout(fig, title=title, height=height)
+    return _titled(fig, labels, height)
 
 
 def distance_bars(
@@ -441,10 +436,7 @@ def distance_bars(
     shares: np.ndarray,
     reference: np.ndarray,
     *,
-    names: Mapping[str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 400,
 ) -> go.Figure:
     """Share of attention mass at each query-key distance, against uniform attention.
@@ -453,22 +445,20 @@ def distance_bars(
         distances: (K,) distances d = query - key (0 = the query's own position).
         shares: (K,) the model's share of attention mass at each distance.
         reference: (K,) the same for perfectly uniform attention (the mean baseline).
-        names: legend names ``model`` and ``uniform``.
+        labels: the title, ``x``, ``y`` and the legend names ``model`` and ``uniform``.
     """
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=distances, y=shares, name=names["model"], marker_color=PALETTE[1]))
+    fig.add_trace(go.Bar(x=distances, y=shares, name=labels.name("model"), marker_color=PALETTE[1]))
     fig.add_trace(
         go.Scatter(
             x=distances,
             y=reference,
             mode="lines+markers",
-            name=names["uniform"],
+            name=labels.name("uniform"),
             line={"color": MID_GREY, "dash": "dot", "width": 2},
         )
     )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
-    return base_layout(fig, title=title, height=height)
+    return _titled(fig, labels, height, rangemode="tozero")
 
 
 #: Cell colours of the diagnostics table, by level.

@@ -7,6 +7,7 @@ the page measures in ``core.lessons.in_context``; the figures in ``figures.in_co
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import NoReturn
 
@@ -48,6 +49,15 @@ MORE_CONTEXT = Question(
     choices=TREND_CHOICES,
     choice_kwargs={"factor": SAME_FACTOR},
 )
+
+
+@dataclass(frozen=True)
+class View:
+    """What every section reads: the controls' config (None: not valid, error shown) and this
+    session's run (None before any)."""
+
+    config: ICLConfig | None
+    run: ICLRun | None
 
 
 def _trend(before: float, after: float) -> str:
@@ -97,22 +107,15 @@ def idea_section() -> None:
         st.markdown(t("ic.idea_equivalence"))
 
 
-def controls_section() -> ICLConfig | None:
-    """Page-wide controls -> config (None with an error shown)."""
-    choice = lesson_ui.render_controls()
-    if choice.config is None:
-        st.error(t("ic.error_config", error=choice.error))
-    return choice.config
-
-
-def live_section(config: ICLConfig | None) -> ICLRun | None:
-    """Buttons, the live charts and the run; returns the run (or None)."""
+def live_section(page: View) -> None:
+    """Buttons, the live charts and the run."""
+    config = page.config
     lesson_ui.LIVE.buttons(config is not None)
     run = lesson_ui.LIVE.current()
     lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
     if shown is None:
-        return None
+        return
     training = lesson_ui.LIVE.is_training(config)
     with st.spinner(t("ic.measuring_refs")):
         # before any run, without the slow LOO-CV line: a task control's step stays light
@@ -126,8 +129,7 @@ def live_section(config: ICLConfig | None) -> ICLRun | None:
         _train_and_rerun(view, config, run, refs)
     view.draw(shown, refs, run)
     if run is not None:
-        questions.reveal("ic_learned_h", partial(_bandwidth_verdict, run, refs), placeholder=False)
-    return run
+        questions.reveal("ic_learned_h", partial(lesson_ui.bandwidth_verdict, run, refs), placeholder=False)
 
 
 def _train_and_rerun(
@@ -146,29 +148,9 @@ def _train_and_rerun(
     )
 
 
-def _bandwidth_verdict(run: ICLRun, refs: References) -> None:
-    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
-    h = run.bandwidth[-1]
-    key = lesson_ui.verdict_bandwidth(h, refs.oracle_h)
-    moving = lesson_ui.still_moving(run.bandwidth)
-    if moving is not None and key == "ic.verdict_h_match":
-        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
-    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
-    if moving is not None:
-        drift, window = moving
-        st.markdown(
-            t(
-                "ic.not_converged",
-                drift=f"{drift:+.1%}",
-                window=window,
-                settled=f"{lesson_ui.SETTLED_DRIFT:.0%}",
-                steps=run.steps_done,
-            )
-        )
-
-
-def window_section(run: ICLRun | None) -> None:
+def window_section(page: View) -> None:
     """The window of M as an ellipse over training, against the hidden direction b."""
+    run = page.run
     st.markdown(t("ic.window_intro"))
     if run is None or run.config.family != "low_rank":
         st.info(t("ic.window_hint"))
@@ -195,8 +177,9 @@ def window_section(run: ICLRun | None) -> None:
 
 
 @st.fragment
-def compare_section(config: ICLConfig) -> None:
+def compare_section(page: View) -> None:
     """Softmax vs linear attention, trained the same way (on a button, cached)."""
+    config = page.config
     st.markdown(t("ic.compare_intro"))
     lesson_ui.request_button("compare", "ic.btn_compare", ":material/balance:")
     result = lesson_ui.comparison(config, on_wait=lambda: st.caption(lesson_ui.LIVE.waiting_message()))
@@ -214,30 +197,17 @@ def compare_section(config: ICLConfig) -> None:
 
 
 @st.fragment
-def sweep_section(config: ICLConfig) -> None:
+def sweep_section(page: View) -> None:
     """The paper's trends, measured (on a button with progress, cached)."""
+    config = page.config
     st.markdown(t("ic.sweep_intro"))
     lesson_ui.request_button("sweep", "ic.btn_sweep", ":material/query_stats:")
-    result = _sweep_with_progress(config)
+    result = lesson_ui.sweep_with_progress(config)
     if result is None:
         st.caption(t("ic.sweep_hint"))
         return
     _context_question(result)
     questions.reveal("ic_more_context", partial(_show_sweep, result))
-
-
-def _sweep_with_progress(config: ICLConfig) -> Sweep | None:
-    """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
-    bar = st.empty()
-    result = lesson_ui.sweep_result(
-        config,
-        on_progress=lambda done, total: bar.progress(
-            done / total, text=t("ic.sweep_progress", done=done, total=total)
-        ),
-        on_wait=lambda: bar.caption(lesson_ui.LIVE.waiting_message()),
-    )
-    bar.empty()
-    return result
 
 
 def _context_question(result: Sweep) -> None:
@@ -269,7 +239,7 @@ def _show_sweep(result: Sweep) -> None:
     st.caption(t("ic.sweep_caption", seconds=result.seconds))
 
 
-def takeaway_section() -> None:
+def takeaway_section(page: View) -> None:
     st.markdown(t("ic.takeaway"))
 
 
@@ -279,17 +249,18 @@ def render() -> None:
     if classroom.on_title_slide():  # part of the page's header
         idea_section()
     with classroom.controls_area():
-        config = controls_section()
+        config = lesson_ui.render_controls().or_error("ic.error_config")
+    view = View(config, lesson_ui.LIVE.current())
     sections = [
-        Section("ic.live_title", partial(live_section, config), level=None),
-        Section("ic.window_title", lambda: window_section(lesson_ui.LIVE.current())),  # the run on screen
+        Section("ic.live_title", partial(live_section, view), level=None),
+        Section("ic.window_title", partial(window_section, view)),  # the run on screen
     ]
     if config is not None:
         sections += [
-            Section("ic.compare_title", partial(compare_section, config)),
-            Section("ic.sweep_title", partial(sweep_section, config)),
+            Section("ic.compare_title", partial(compare_section, view)),
+            Section("ic.sweep_title", partial(sweep_section, view)),
         ]
-    sections.append(Section("ic.takeaway_title", takeaway_section))
+    sections.append(Section("ic.takeaway_title", partial(takeaway_section, view)))
     run_sections("in-context", sections)
 
 

@@ -7,25 +7,20 @@ off a model in ``core.lessons.induction_heads``; the figures in ``figures.induct
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
 
-from core import induction_training as training
 from core.induction import InductionConfig
 from core.lessons import induction_heads as lesson
-from figures import induction_heads as lesson_figures
 from ui import classroom, controls, questions
 from ui import induction_heads as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
-from ui.live_run import RedrawClock
 from ui.questions import Question
 from ui.sections import Section, run_sections
 
-#: Live charts: at most every 0.7 s, and so that redraws take at most an eleventh of the time.
-CHART_INTERVAL_S, SPACING = 0.7, 10.0
 #: Held-out sequences the maps can show.
 SEQUENCES = 16
 #: The blurred lookup the kernel question asks about (one of ``core.lessons.induction_heads.SCALES``).
@@ -39,75 +34,28 @@ WORST_HEAD = Question("ih_ablate")
 BLURRED = Question("ih_blur", choices={k: f"q.ih_blur_{k}" for k in ("falls", "same", "rises")})
 
 
+@dataclass(frozen=True)
+class View:
+    """What every section reads: the controls' config (None: not valid, error shown) and the run on
+    screen (the session's run, the shipped default before any)."""
+
+    config: InductionConfig | None
+    shown: lesson_ui.Shown
+
+
 def idea_section() -> None:
     with st.expander(t("ih.idea_title"), expanded=False):
         st.markdown(t("ih.idea_body"))
         st.latex(r"\hat y_t = \sum_{s \le t} \mathrm{softmax}_s\!\big(q(x_t)^\top k(x_{s-1})\big)\, v(x_s)")
 
 
-def controls_section() -> InductionConfig | None:
-    choice = lesson_ui.render_controls()
-    if choice.config is None:
-        st.error(t("ih.error_config", error=choice.error))
-    return choice.config
-
-
-def task_section(view: lesson_ui.Shown) -> None:
+def task_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.task_body"))
     v = lesson_ui.sequence_view(view, 0)
-    names = {r: t(f"ih.role_{r}") for r in ("prefix", "segment", "repeat")}
-    fig = lesson_ui.sequence_figure(
-        tuple(int(x) for x in v.tokens), tuple(lesson_ui.roles(v)), names=names,
-        title=t("ih.sequence_title", period=v.period), x_title=t("ih.axis_position"),
-    )  # fmt: skip
+    fig = lesson_ui.sequence_chart(v)
     show_figure(fig, key="ih_sequence_fig", look_for_key="ih.sequence_look", code=lesson.sequence_view)
     st.markdown(t("ih.model_body"))
-
-
-class LiveView:
-    """The placeholders that change while the model trains, and how to draw a run into them."""
-
-    def __init__(self) -> None:
-        self.progress, self.status, self.chart = st.empty(), st.empty(), st.empty()
-        self.draws, self.clock = 0, RedrawClock(CHART_INTERVAL_S, spacing=SPACING)
-
-    def draw(self, view: lesson_ui.Shown, *, live: bool = False) -> None:
-        total = max(view.config.steps, view.steps_done)
-        self.progress.progress(
-            min(1.0, view.steps_done / total), text=t("ih.progress", done=view.steps_done, total=total)
-        )
-        if live and not self.clock.due():
-            return
-        started = time.perf_counter()
-        self.draws += 1
-        cliff = lesson_ui.cliff_step(view.history)
-        questions.reveal("ih_cliff", partial(self._status, view, cliff), placeholder=False)
-        questions.reveal("ih_cliff", partial(self._chart, view, cliff, live), where=self.chart)
-        self.clock.done(started)
-
-    def _status(self, view: lesson_ui.Shown, cliff: int | None) -> None:
-        last = view.history[-1]
-        key = "ih.status_cliff" if cliff is not None else "ih.status_no_cliff"
-        self.status.caption(t(key, steps=last.step, acc=f"{last.accuracy:.2f}", cliff=cliff))
-
-    def _chart(self, view: lesson_ui.Shown, cliff: int | None, live: bool) -> None:
-        # live frames change every draw: not worth caching
-        build = lesson_figures.formation_figure if live else lesson_ui.formation_figure
-        h, c = view.history, view.control
-        names = {k: t(f"ih.legend_{k}") for k in ("accuracy", "loss", "control", "control_loss")}
-        fig = build(
-            tuple(p.step for p in h), tuple(p.accuracy for p in h), tuple(p.loss for p in h),
-            {k: tuple(v) for k, v in lesson_ui.score_lines(view).items()},
-            tuple(p.step for p in c), tuple(p.accuracy for p in c), tuple(p.loss for p in c),
-            cliff=cliff, max_steps=max(view.config.steps, view.steps_done),
-            names=names | {"cliff": t("ih.legend_cliff", step=cliff)},
-            titles=(t("ih.curves_title"), t("ih.loss_title")), x_title=t("ih.axis_step"),
-            y_titles=(t("ih.axis_share"), t("ih.axis_loss")),
-        )  # fmt: skip
-        with self.chart.container():
-            show_figure(
-                fig, key=f"ih_curves_fig_{self.draws}", look_for_key="ih.curves_look", code=training.formation
-            )
 
 
 def _cliff_question(view: lesson_ui.Shown) -> None:
@@ -120,8 +68,9 @@ def _cliff_question(view: lesson_ui.Shown) -> None:
     )
 
 
-def live_section(config: InductionConfig | None) -> None:
+def live_section(page: View) -> None:
     """Buttons, the curves of the run on screen (the shipped default before any) and training."""
+    config = page.config
     st.markdown(t("ih.watch_body"))
     lesson_ui.LIVE.buttons(config is not None)
     run = lesson_ui.LIVE.current()
@@ -132,7 +81,7 @@ def live_section(config: InductionConfig | None) -> None:
         st.info(t("ih.default_note"))
     if not training_now:
         _cliff_question(view)
-    live = LiveView()
+    live = lesson_ui.LiveView()
     if training_now:
         live.status.info(t("ih.starting"))
         lesson_ui.LIVE.train_and_rerun(
@@ -146,23 +95,15 @@ def live_section(config: InductionConfig | None) -> None:
 
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
-def heads_section(view: lesson_ui.Shown) -> None:
+def heads_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.heads_body"))
     index = int(
         controls.slider("ih.sequence", key="ih_seq", min_value=0, max_value=SEQUENCES - 1, value=0, step=1)
     )
     v = lesson_ui.sequence_view(view, index)
-    labels = tuple(f"{i}:{int(x)}" for i, x in enumerate(v.tokens))
     c = view.config
-    titles = tuple(lesson_ui.head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads))
-    fig = lesson_ui.heads_figure(
-        v.weights,
-        labels,
-        titles=titles,
-        x_title=t("ih.axis_key"),
-        y_title=t("ih.axis_query"),
-        w_title=t("ih.axis_weight"),
-    )
+    fig = lesson_ui.heads_chart(view, v)
     show_figure(
         fig, key="ih_heads_fig", look_for_key="ih.heads_look", code=lesson.sequence_view, period=v.period
     )
@@ -174,16 +115,13 @@ def heads_section(view: lesson_ui.Shown) -> None:
     head = controls.selectbox("ih.strip_head", key="ih_head", options=heads, index=len(heads) - 1,
                               option_prefix="ih.head_", where=col_h)  # fmt: skip
     layer, h = map(int, head.split("_"))
-    fig = lesson_ui.strip_figure(
-        tuple(str(int(x)) for x in v.tokens), tuple(float(w) for w in v.weights[layer, h, query]), query,
-        title=t("ih.strip_fig_title", head=lesson_ui.head_name(layer, h), query=query),
-        names={"keys": t("ih.axis_key"), "queries": t("ih.axis_query")},
-    )  # fmt: skip
+    fig = lesson_ui.strip_chart(v, layer, h, query)
     show_figure(fig, key="ih_strip_fig", look_for_key="ih.strip_look", code=lesson.sequence_view)
 
 
 @st.fragment  # its controls rerun it alone, not the page (a classroom's reruns stay light)
-def text_section(view: lesson_ui.Shown) -> None:
+def text_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.text_body"))
     text = controls.text_input(
         "ih.text", key="ih_text", value=lesson_ui.DEFAULT_TEXT, help_key="ih.text_help"
@@ -198,7 +136,8 @@ def text_section(view: lesson_ui.Shown) -> None:
     table(rows)
 
 
-def ablate_section(view: lesson_ui.Shown) -> None:
+def ablate_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.ablate_body"))
     ab = lesson_ui.ablation(view)
     worst = max(ab.single, key=lambda a: a.drop).heads[0]
@@ -208,39 +147,22 @@ def ablate_section(view: lesson_ui.Shown) -> None:
         explain={"head": lesson_ui.head_name(*worst), "drop": f"{ab.of(*worst).drop:.2f}",
                  "full": f"{ab.full.accuracy:.2f}"},
     )  # fmt: skip
-    questions.reveal("ih_ablate", partial(_ablation_chart, view, ab))
+    questions.reveal("ih_ablate", partial(_ablation_chart, ab))
 
 
-def _ablation_chart(view: lesson_ui.Shown, ab: lesson.Ablation) -> None:
-    def role(heads: tuple) -> str:
-        return (
-            "previous"
-            if heads == (ab.previous_token_head,)
-            else "induction"
-            if set(heads) <= set(ab.induction_heads)
-            else "other"
-        )
-
-    bars = [(t("ih.bar_full"), ab.full.accuracy, "full")]
-    bars += [
-        (t("ih.bar_off", head=lesson_ui.head_name(*a.heads[0])), a.accuracy, role(a.heads)) for a in ab.single
-    ]
-    if ab.induction_group is not None and len(ab.induction_group.heads) > 1:
-        bars.append((t("ih.bar_group"), ab.induction_group.accuracy, "induction"))
-    labels, acc, kinds = (tuple(x) for x in zip(*bars, strict=True))
-    fig = lesson_ui.ablation_figure(
-        labels, acc, kinds, title=t("ih.ablate_fig_title"), y_title=t("ih.axis_accuracy")
-    )
+def _ablation_chart(ab: lesson.Ablation) -> None:
+    fig = lesson_ui.ablation_chart(ab)
     show_figure(fig, key="ih_ablate_fig", look_for_key="ih.ablate_look", code=lesson.ablation)
 
 
-def kernel_section(view: lesson_ui.Shown) -> None:
+def kernel_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.kernel_body"))
     if view.config.n_layers < 2:
         st.info(t("ih.kernel_one_layer"))
         return
     BLURRED.ask(
-        lambda: lesson_ui.blur_answer(lesson_ui.kernel_view(view), BLUR),
+        partial(lesson_ui.blur_answer, view, BLUR),
         prompt={"scale": BLUR},
         explain=lambda: lesson_ui.blur_numbers(lesson_ui.kernel_view(view), BLUR),
     )
@@ -266,17 +188,12 @@ def _kernel_chart(view: lesson_ui.Shown) -> None:
     cols[0].metric(t("ih.metric_gap"), f"×{lesson_ui.kernel_ratio(kv):.0f}", help=t("ih.metric_gap_help"))
     cols[1].metric(t("ih.metric_scale_acc", scale=f"{scale:g}"), f"{kv.accuracy[k]:.2f}")
     cols[2].metric(t("ih.metric_keys", scale=f"{scale:g}"), f"{kv.effective_keys[k]:.1f}")
-    fig = lesson_ui.kernel_figure(
-        kv.match_scores, kv.other_scores, kv.scales, kv.accuracy, kv.effective_keys,
-        names={k: t(f"ih.legend_{k}") for k in ("match", "other", "accuracy", "keys")},
-        titles=(t("ih.kernel_scores_title", head=lesson_ui.head_name(*kv.head)), t("ih.kernel_scale_title")),
-        x_titles=(t("ih.axis_score"), t("ih.axis_scale")),
-        y_titles=(t("ih.axis_share_keys"), t("ih.axis_accuracy")),
-    )  # fmt: skip
+    fig = lesson_ui.kernel_chart(kv)
     show_figure(fig, key="ih_kernel_fig", look_for_key="ih.kernel_look", code=lesson.kernel_view)
 
 
-def honest_section(view: lesson_ui.Shown) -> None:
+def honest_section(page: View) -> None:
+    view = page.shown
     st.markdown(t("ih.honest_body"))
     questions.reveal(
         ("ih_cliff", "ih_ablate"), lambda: table(lesson_ui.honest_rows(view, lesson_ui.ablation(view)))
@@ -290,21 +207,19 @@ def render() -> None:
     if classroom.on_title_slide():
         idea_section()
     with classroom.controls_area():
-        config = controls_section()
+        config = lesson_ui.render_controls().or_error("ih.error_config")
 
-    def on_screen() -> lesson_ui.Shown:
-        return lesson_ui.shown(lesson_ui.LIVE.current())
-
+    view = View(config, lesson_ui.shown(lesson_ui.LIVE.current()))
     run_sections(
         "induction-heads",
         [
-            Section("ih.task_title", lambda: task_section(on_screen())),
-            Section("ih.watch_title", partial(live_section, config)),
-            Section("ih.heads_title", lambda: heads_section(on_screen())),
-            Section("ih.text_title", lambda: text_section(on_screen())),
-            Section("ih.ablate_title", lambda: ablate_section(on_screen())),
-            Section("ih.kernel_title", lambda: kernel_section(on_screen())),
-            Section("ih.honest_title", lambda: honest_section(on_screen())),
+            Section("ih.task_title", partial(task_section, view)),
+            Section("ih.watch_title", partial(live_section, view)),
+            Section("ih.heads_title", partial(heads_section, view)),
+            Section("ih.text_title", partial(text_section, view)),
+            Section("ih.ablate_title", partial(ablate_section, view)),
+            Section("ih.kernel_title", partial(kernel_section, view)),
+            Section("ih.honest_title", partial(honest_section, view)),
         ],
     )
 

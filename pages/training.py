@@ -7,6 +7,7 @@ the figures in ``figures.training``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import NoReturn
 
@@ -16,12 +17,21 @@ from core.lessons import training as lesson
 from core.lessons.training import AttentionSummary, Findings, ShuffleTest
 from core.training import Preview, TrainingRun
 from core.transformer import TransformerConfig
-from ui import classroom, controls, questions
+from ui import classroom, questions
 from ui import training as lesson_ui
 from ui.i18n import t
 from ui.layout import page_header, show_figure, table
 from ui.questions import Question
 from ui.sections import Section, run_sections
+
+
+@dataclass(frozen=True)
+class View:
+    """What every section reads: the controls' config (None: not valid, error shown) and this
+    session's run (None before any)."""
+
+    config: TransformerConfig | None
+    run: TrainingRun | None
 
 
 def render_data(shown: Preview) -> None:
@@ -104,72 +114,46 @@ def render_controls_and_config() -> TransformerConfig | None:
     return choice.config
 
 
-def _say(verdict: lesson.Verdict) -> None:
-    """A verdict sentence, quoting the run's own numbers."""
-    st.markdown(t(verdict.key, **verdict.values))
-
-
 def _findings(run: TrainingRun) -> Findings:
     """The run's measured findings (measured once per state of the run, then kept)."""
     with st.spinner(t("tr.measuring")):
         return lesson_ui.findings(run)
 
 
-def findings_header(run: TrainingRun) -> None:
+def findings_header(view: View) -> None:
     """The findings' own h2 and introduction, above the first of them."""
+    run = view.run
     st.header(t("tr.findings_title"))
     st.markdown(t("tr.findings_intro", epochs=run.epochs_done))
 
 
-def prediction_section(run: TrainingRun) -> None:
+def prediction_section(view: View) -> None:
     """The post's observations, measured on the current model: first, what it predicts."""
+    run = view.run
     found = _findings(run)
     show_figure(lesson_ui.prediction_chart(found), key="tr_prediction_fig", look_for_key="tr.prediction_look")
 
 
-def where_section(run: TrainingRun) -> None:
+def where_section(view: View) -> None:
+    run = view.run
     found = _findings(run)
     _attention_question(run, found.attention)
-    questions.reveal(f"tr_{'recent' if run.config.causal else 'ahead'}", partial(_where_results, run, found))
+    questions.reveal(
+        f"tr_{'recent' if run.config.causal else 'ahead'}", partial(lesson_ui.where_results, run, found)
+    )
 
 
-def _where_results(run: TrainingRun, found: Findings) -> None:
-    """Where the attention goes, by distance, with the shares the question asked about."""
-    col_fig, col_numbers = st.columns([3, 2])
-    with col_fig:
-        fig = lesson_ui.distance_chart(found)
-        look = "tr.distance_look" if run.config.causal else "tr.distance_look_nomask"
-        show_figure(fig, key="tr_distance_fig", look_for_key=look)
-    with col_numbers:
-        a = found.attention
-        if run.config.causal:
-            st.metric(t("tr.metric_recent3"), f"{a.recent3:.0%}", help=t("tr.metric_recent3_help"))
-            st.metric(t("tr.metric_recent3_uniform"), f"{a.recent3_uniform:.0%}")
-        else:
-            st.metric(t("tr.metric_ahead"), f"{a.ahead:.0%}", help=t("tr.metric_ahead_help"))
-            st.metric(t("tr.metric_future"), f"{a.future:.0%}", help=t("tr.metric_future_help"))
-        st.metric(t("tr.metric_support"), f"{a.support:.1f}", help=t("tr.metric_support_help"))
-        _say(lesson.attention_verdict(a, causal=run.config.causal))
-
-
-def shuffle_section(run: TrainingRun) -> None:
+def shuffle_section(view: View) -> None:
+    run = view.run
     found = _findings(run)
     st.markdown(t("tr.shuffle_intro"))
     s = found.shuffle
     _shuffle_question(run, s)
-    questions.reveal("tr_shuffle", partial(_shuffle_results, run, s))
+    questions.reveal("tr_shuffle", partial(lesson_ui.shuffle_results, run, s))
 
 
-def _shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
-    """The loss in order and shuffled, and what it says."""
-    cols = st.columns(3)
-    cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
-    cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
-    cols[2].metric(t("tr.metric_ratio"), f"×{s.ratio:.2f}")
-    _say(lesson.shuffle_verdict(s, positional=run.config.positional != "none"))
-
-
-def leak_section(run: TrainingRun) -> None:
+def leak_section(view: View) -> None:
+    run = view.run
     found = _findings(run)
     st.markdown(t("tr.leak_intro"))
     cols = st.columns(4)
@@ -177,15 +161,16 @@ def leak_section(run: TrainingRun) -> None:
     cols[1].metric(t("tr.metric_prefix"), f"{found.prefix_error:.3g}", help=t("tr.metric_prefix_help"))
     cols[2].metric(t("tr.metric_rollout"), f"{found.rollout.model:.3g}", help=t("tr.metric_rollout_help"))
     cols[3].metric(t("tr.metric_rollout_last"), f"{found.rollout.last_value:.3g}")
-    _say(
+    lesson_ui.say(
         lesson.leak_verdict(
             found.val_loss, found.prefix_error, run.baselines.optimum, causal=run.config.causal
         )
     )
-    _say(lesson.rollout_verdict(found.rollout))
+    lesson_ui.say(lesson.rollout_verdict(found.rollout))
 
 
-def diagnostics_section(run: TrainingRun) -> None:
+def diagnostics_section(view: View) -> None:
+    run = view.run
     found = _findings(run)
     st.markdown(t("tr.diagnostics_intro"))
     show_figure(
@@ -193,7 +178,8 @@ def diagnostics_section(run: TrainingRun) -> None:
     )
 
 
-def speed_section(run: TrainingRun) -> None:
+def speed_section(view: View) -> None:
+    run = view.run
     wall = lesson_ui.LIVE.wall_seconds()
     done = run.epochs_done > 0  # speeds are per finished epoch: none before the first
     cols = st.columns(3)
@@ -236,26 +222,28 @@ def render() -> None:
     if classroom.on_title_slide():
         buttons_section(config)
     run = lesson_ui.LIVE.current()
-    sections = [Section("tr.live_title", partial(live_section, config, run), level=None)]
+    view = View(config, run)
+    sections = [Section("tr.live_title", partial(live_section, view), level=None)]
     if run is not None and (run.epochs_done >= 1 or run.batches_done > 0):
         sections += [
             Section(
                 "tr.prediction_title",
-                partial(prediction_section, run),
+                partial(prediction_section, view),
                 level=3,
-                above=partial(findings_header, run),
+                above=partial(findings_header, view),
             ),
-            Section("tr.where_title", partial(where_section, run), level=3),
-            Section("tr.shuffle_title", partial(shuffle_section, run), level=3),
-            Section("tr.leak_title", partial(leak_section, run), level=3),
-            Section("tr.diagnostics_title", partial(diagnostics_section, run), level=3),
-            Section("tr.speed_title", partial(speed_section, run), level=3),
+            Section("tr.where_title", partial(where_section, view), level=3),
+            Section("tr.shuffle_title", partial(shuffle_section, view), level=3),
+            Section("tr.leak_title", partial(leak_section, view), level=3),
+            Section("tr.diagnostics_title", partial(diagnostics_section, view), level=3),
+            Section("tr.speed_title", partial(speed_section, view), level=3),
         ]
     run_sections("training", sections)
 
 
-def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> None:
+def live_section(page: View) -> None:
     """Train / watch: the live charts (before any run: the data and the untrained model)."""
+    config, run = page.config, page.run
     training = lesson_ui.LIVE.is_training(config)
     lesson_ui.LIVE.warn_if_changed(config)
     shown = run.config if run is not None else config
@@ -272,7 +260,7 @@ def live_section(config: TransformerConfig | None, run: TrainingRun | None) -> N
         if upcoming is not None:
             view.draw_preview(upcoming)
         return
-    epoch, layer = _replay_controls(run)
+    epoch, layer = lesson_ui.replay_controls(run)
     view.draw(run, epoch=epoch, layer=layer)
 
 
@@ -286,31 +274,6 @@ def _train_and_rerun(
         view.status.info(t("tr.starting"))
         view.draw_preview(upcoming)  # until the first epoch is drawn
     lesson_ui.LIVE.train_and_rerun(config, redraw=lambda r: view.draw(r, live=True), status=view.status)
-
-
-def _replay_controls(run: TrainingRun) -> tuple[int | None, int]:
-    """The replay slider (epoch; None before the first epoch) and, with layers, the layer (0-based)."""
-    layer, epoch = 0, None
-    with st.container(border=True):
-        st.markdown(t("tr.replay_title"))
-        cols = st.columns([3, 1])
-        if run.epochs_done >= 1:
-            with cols[0]:
-                epoch = lesson_ui.replay_slider(run)
-        if run.config.n_layers > 1:
-            with cols[1]:
-                layer = (
-                    int(
-                        controls.radio(
-                            "tr.layer",
-                            key="tr_layer",
-                            options=list(range(1, run.config.n_layers + 1)),
-                            format_func=str,
-                        )
-                    )
-                    - 1
-                )
-    return epoch, layer
 
 
 render()

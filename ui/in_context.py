@@ -24,6 +24,7 @@ from core import in_context as core
 from core.in_context import ICLConfig, ICLRun
 from core.lessons import in_context as lesson
 from figures import in_context as fic
+from figures.common import Labels
 from ui import caching, controls, questions
 from ui.i18n import t
 from ui.layout import cached_figure, show_figure
@@ -349,6 +350,11 @@ def names() -> dict[str, str]:
     return {k: t(f"ic.legend_{k}") for k in NAMES}
 
 
+def live_labels(title_key: str, x: str, y: str, z: str = "") -> Labels:
+    """A live chart's words: its title and axes (i18n keys), the page's lines' legend names."""
+    return Labels.of(title=t(title_key), x=t(x), y=t(y), z=t(z) if z else "", **names())
+
+
 #: The live charts' builders, cached for a still frame (``LiveView`` builds a training frame directly).
 task_figure = cached_figure(fic.task_figure)
 bandwidth_figure = cached_figure(fic.bandwidth_figure)
@@ -415,51 +421,40 @@ class LiveView:
         self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None
     ) -> None:
         """The learned bandwidth over the steps, against the oracle's and LOO-CV's."""
-        # live frames change every draw: not worth caching
-        fig = (fic.bandwidth_figure if live else bandwidth_figure)(
-            tuple(range(len(run.bandwidth))) if run is not None else (),
-            tuple(run.bandwidth) if run is not None else (),
-            _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
-            max_steps=max_steps(config, run),
-            names=names(),
-            title=t("ic.bandwidth_title"),
-            x_title=t("ic.axis_step"),
-            y_title=t("ic.axis_bandwidth"),
+        self._draw_curve(
+            self.bandwidth,
+            "ic_bw_fig",
+            "ic.bandwidth_look" + _no_loo(refs),
+            (fic.bandwidth_figure if live else bandwidth_figure)(  # live frames: not worth caching
+                tuple(range(len(run.bandwidth))) if run is not None else (),
+                tuple(run.bandwidth) if run is not None else (),
+                _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
+                max_steps=max_steps(config, run),
+                labels=live_labels("ic.bandwidth_title", "ic.axis_step", "ic.axis_bandwidth"),
+            ),
         )
-        with self.bandwidth.container():
-            show_figure(
-                fig,
-                key=f"ic_bw_fig_{self.draws}",
-                look_for_key="ic.bandwidth_look" + _no_loo(refs),
-                code=core.train_icl,
-            )
 
     def _draw_error(self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None) -> None:
         """The held-out error over the steps, against the reference lines."""
-        fig = (fic.error_figure if live else error_figure)(
-            tuple(run.eval_steps) if run is not None else (),
-            tuple(run.test_error) if run is not None else (),
-            _measured(
-                {
-                    "oracle": refs.oracle_error,
-                    "loo": refs.loo_error,
-                    "mean": refs.mean_error,
-                    "floor": refs.noise_floor,
-                }
+        lines = {"oracle": refs.oracle_error, "loo": refs.loo_error, "mean": refs.mean_error,
+                 "floor": refs.noise_floor}  # fmt: skip
+        self._draw_curve(
+            self.error,
+            "ic_err_fig",
+            "ic.error_look" + _no_loo(refs),
+            (fic.error_figure if live else error_figure)(
+                tuple(run.eval_steps) if run is not None else (),
+                tuple(run.test_error) if run is not None else (),
+                _measured(lines),
+                max_steps=max_steps(config, run),
+                labels=live_labels("ic.error_title", "ic.axis_step", "ic.axis_error"),
             ),
-            max_steps=max_steps(config, run),
-            names=names(),
-            title=t("ic.error_title"),
-            x_title=t("ic.axis_step"),
-            y_title=t("ic.axis_error"),
         )
-        with self.error.container():
-            show_figure(
-                fig,
-                key=f"ic_err_fig_{self.draws}",
-                look_for_key="ic.error_look" + _no_loo(refs),
-                code=core.train_icl,
-            )
+
+    def _draw_curve(self, where: Any, key: str, look_for_key: str, fig: go.Figure) -> None:
+        """One of the curves over training into its placeholder (keyed per draw)."""
+        with where.container():
+            show_figure(fig, key=f"{key}_{self.draws}", look_for_key=look_for_key, code=core.train_icl)
 
     def _draw_task(self, live: bool, config: ICLConfig, refs: core.References, run: ICLRun | None) -> None:
         """One held-out context, predicted by the unit (M = I before training) and by the oracle."""
@@ -473,11 +468,7 @@ class LiveView:
             view.query_s,
             {"attention": view.pred_attention, "oracle": view.pred_oracle},
             {"attention": view.w_attention, "oracle": view.w_oracle},
-            names=names(),
-            title=t("ic.task_title"),
-            x_title=t(f"ic.axis_{view.coordinate}"),
-            y_title=t("ic.axis_y"),
-            w_title=t("ic.axis_weight"),
+            labels=live_labels("ic.task_title", f"ic.axis_{view.coordinate}", "ic.axis_y", "ic.axis_weight"),
         )
         with self.task.container():
             show_figure(
@@ -508,10 +499,13 @@ def window_chart(shape: lesson.WindowShape, dim: int) -> go.Figure:
         shape.steps,
         shape.b,
         cap=shape.cap,
-        names={"window": t("ic.legend_window"), "b": t("ic.legend_b")},
-        title=t("ic.ellipse_title"),
-        x_title=t("ic.axis_plane_x" if dim > 2 else "ic.axis_x1"),
-        y_title=t("ic.axis_plane_y" if dim > 2 else "ic.axis_x2"),
+        labels=Labels.of(
+            title=t("ic.ellipse_title"),
+            x=t("ic.axis_plane_x" if dim > 2 else "ic.axis_x1"),
+            y=t("ic.axis_plane_y" if dim > 2 else "ic.axis_x2"),
+            window=t("ic.legend_window"),
+            b=t("ic.legend_b"),
+        ),
     )
 
 
@@ -525,16 +519,18 @@ def sweep_chart(result: lesson.Sweep) -> go.Figure:
         result.n_context,
         result.learned_n,
         result.oracle_n,
-        names={k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
+        labels=Labels.of(
+            y=t("ic.axis_bandwidth"),
+            **{k: t(f"ic.legend_sweep_{k}") for k in ("learned", "oracle", "learned_n", "oracle_n")},
+        ),
         titles=(t("ic.sweep_fig_l"), t("ic.sweep_fig_n")),
         x_titles=(t("ic.axis_lipschitz"), t("ic.axis_n")),
-        y_title=t("ic.axis_bandwidth"),
     )
 
 
 def compare_chart(errors: dict[str, tuple[float, float]], refs: core.References) -> go.Figure:
     """Softmax and linear attention's held-out errors beside the oracle's and the noise floor."""
-    labels = [
+    bars = [
         t("ic.attention_softmax"),
         t("ic.attention_linear"),
         t("ic.legend_oracle"),
@@ -542,4 +538,40 @@ def compare_chart(errors: dict[str, tuple[float, float]], refs: core.References)
     ]
     values = [errors["softmax"][0], errors["linear"][0], refs.oracle_error, refs.noise_floor]
     roles = ["attention", "linear", "oracle", "floor"]
-    return error_bars(labels, values, roles, title=t("ic.compare_fig_title"), y_title=t("ic.axis_mse"))
+    labels = Labels.of(title=t("ic.compare_fig_title"), y=t("ic.axis_mse"))
+    return error_bars(bars, values, roles, labels=labels)
+
+
+def bandwidth_verdict(run: ICLRun, refs: core.References) -> None:
+    """Where the learned bandwidth ended, against the oracle's, and whether it has settled there."""
+    h = run.bandwidth[-1]
+    key = verdict_bandwidth(h, refs.oracle_h)
+    moving = still_moving(run.bandwidth)
+    if moving is not None and key == "ic.verdict_h_match":
+        key = "ic.verdict_h_near"  # near the oracle, but not settled: not "found" yet
+    st.markdown(t(key, h=h, oracle_h=refs.oracle_h, loo_h=refs.loo_h_median))
+    if moving is not None:
+        drift, window = moving
+        st.markdown(
+            t(
+                "ic.not_converged",
+                drift=f"{drift:+.1%}",
+                window=window,
+                settled=f"{SETTLED_DRIFT:.0%}",
+                steps=run.steps_done,
+            )
+        )
+
+
+def sweep_with_progress(config: ICLConfig) -> lesson.Sweep | None:
+    """The sweep, once its button was pressed, with a progress bar while it runs (None before)."""
+    bar = st.empty()
+    result = sweep_result(
+        config,
+        on_progress=lambda done, total: bar.progress(
+            done / total, text=t("ic.sweep_progress", done=done, total=total)
+        ),
+        on_wait=lambda: bar.caption(LIVE.waiting_message()),
+    )
+    bar.empty()
+    return result

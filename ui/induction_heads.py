@@ -16,10 +16,13 @@ prefixed ``ih_``.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from core import induction_training as training
@@ -27,11 +30,14 @@ from core.induction import InductionConfig, InductionTransformer
 from core.induction_training import EvalPoint, InductionRun
 from core.lessons import induction_heads as lesson
 from figures import induction_heads as fih
-from ui import caching, controls
+from figures.common import Labels
+from ui import caching, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figure
-from ui.live_run import ConfigChoice, LiveRun, Loop, training_slot
+from ui.layout import cached_figure, show_figure
+from ui.live_run import ConfigChoice, LiveRun, Loop, RedrawClock, training_slot
 
+#: Live charts: at most every 0.7 s, and so that redraws take at most an eleventh of the time.
+CHART_INTERVAL_S, SPACING = 0.7, 10.0
 #: Steps the "Step" button trains.
 STEP_CHUNK = 20
 
@@ -200,6 +206,12 @@ def _read(view: Shown, name: str, compute: Callable[[], T_]) -> T_:
     return store[name]
 
 
+def _peek(view: Shown, name: str) -> Any:
+    """What :func:`_read` keeps under ``name`` for this run and step, or None when not read yet."""
+    store = _shared_reads() if view.default else st.session_state.get("ih_reads", {})
+    return store.get(name) if store.get("stamp") == (view.config, view.steps_done) else None
+
+
 @caching.resource(max_entries=1)
 def _shared_reads() -> dict[str, Any]:
     return {}
@@ -218,6 +230,16 @@ def ablation(view: Shown) -> lesson.Ablation:
 def kernel_view(view: Shown) -> lesson.KernelView:
     """The induction head as Nadaraya-Watson over tokens, at every QK scale (kept per run)."""
     return _read(view, "kernel", lambda: lesson.kernel_view(view.model))
+
+
+def _blur_accuracies(view: Shown, scale: float) -> tuple[float, float]:
+    """(accuracy at ``scale``, accuracy as trained) of the induction head's layer's QK scale."""
+    kv = _peek(view, "kernel")
+    if kv is not None:
+        scales = [float(s) for s in kv.scales]
+        return float(kv.accuracy[scales.index(scale)]), float(kv.accuracy[scales.index(1.0)])
+    at, trained = lesson.scale_accuracy(view.model, (scale, 1.0))
+    return float(at), float(trained)
 
 
 def predict_text(view: Shown, text: str) -> lesson.TextPrediction:
@@ -324,10 +346,13 @@ def share(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:.0%}"
 
 
-def blur_answer(kv: lesson.KernelView, scale: float) -> str:
-    """``falls``, ``same`` or ``rises``: the copy accuracy at ``scale`` against the trained one (1)."""
-    scales = [float(s) for s in kv.scales]
-    at, trained = float(kv.accuracy[scales.index(scale)]), float(kv.accuracy[scales.index(1.0)])
+def blur_answer(view: Shown, scale: float) -> str:
+    """``falls``, ``same`` or ``rises``: the copy accuracy at ``scale`` against the trained one (1).
+
+    Read from the kernel view when this run's is already measured; else only those two accuracies
+    are measured (kept per run): answering does not wait for the whole scale sweep.
+    """
+    at, trained = _read(view, f"blur:{scale}", lambda: _blur_accuracies(view, scale))
     if at < trained - MOVES_BY:
         return "falls"
     return "rises" if at > trained + MOVES_BY else "same"
@@ -339,55 +364,169 @@ def honest_rows(view: Shown, ab: lesson.Ablation) -> list[dict[str, str]]:
     pm, pt = ab.full.prefix_matching, ab.full.previous_token
     rows = []
 
-    def row(claim: str, reported: str, measured: str, holds: bool | None) -> None:
+    def row(name: str, measured: str, holds: bool | None) -> None:  # ih.claim_<name>, ih.reported_<name>
         verdict = "ih.holds_na" if holds is None else ("ih.holds_yes" if holds else "ih.holds_no")
-        rows.append({t("ih.col_claim"): t(claim), t("ih.col_reported"): t(reported),
+        rows.append({t("ih.col_claim"): t(f"ih.claim_{name}"), t("ih.col_reported"): t(f"ih.reported_{name}"),
                      t("ih.col_measured"): measured, t("ih.col_verdict"): t(verdict)})  # fmt: skip
 
     formed = f is not None and f.step is not None
     acc = f"{ab.full.accuracy:.2f}"
     row(
-        "ih.claim_forms",
-        "ih.reported_forms",
+        "forms",
         t("ih.measured_forms", step=f.step, acc=acc) if formed else t("ih.measured_no_form", acc=acc),
         formed,
     )
     if f is not None:
         row(
-            "ih.claim_cliff",
-            "ih.reported_cliff",
+            "cliff",
             t("ih.measured_cliff", a=f.jump_from, b=f.jump_to, jump=f"{f.jump:.2f}"),
             f.jump >= 0.2,
         )
     if ab.induction_head is not None:
         head = ab.induction_head
         row(
-            "ih.claim_prefix",
-            "ih.reported_prefix",
+            "prefix",
             t("ih.measured_prefix", head=head_name(*head), score=f"{pm[head]:.2f}"),
             pm[head] >= 0.5,
         )
     p0 = ab.previous_token_head
     row(
-        "ih.claim_previous",
-        "ih.reported_previous",
+        "previous",
         t("ih.measured_previous", head=head_name(*p0), score=f"{pt[p0]:.2f}"),
         pt[p0] >= 0.3,
     )
     if view.control:
         c_acc = view.control[-1].accuracy
         row(
-            "ih.claim_control",
-            "ih.reported_control",
+            "control",
             t("ih.measured_control", acc=f"{c_acc:.2f}"),
             c_acc <= 0.6,
         )
     if ab.induction_group is not None:
         g = ab.induction_group
         row(
-            "ih.claim_ablate",
-            "ih.reported_ablate",
+            "ablate",
             t("ih.measured_ablate", acc=f"{g.accuracy:.2f}", full=acc),
             g.drop >= ab.full.accuracy / 2,
         )
     return rows
+
+
+# --------------------------------------------------------------------------------------------
+# The page's figures, their words from the catalogue (``figures.common.Labels``)
+# --------------------------------------------------------------------------------------------
+
+
+def sequence_chart(v: lesson.SequenceView) -> go.Figure:
+    """The task: one held-out sequence as numbered cells coloured by part."""
+    labels = Labels.of(
+        title=t("ih.sequence_title", period=v.period),
+        x=t("ih.axis_position"),
+        **{r: t(f"ih.role_{r}") for r in ("prefix", "segment", "repeat")},
+    )
+    return sequence_figure(tuple(int(x) for x in v.tokens), tuple(roles(v)), labels=labels)
+
+
+def formation_chart(view: Shown, cliff: int | None, *, live: bool) -> go.Figure:
+    """Accuracy, heads' scores and loss against steps (the control's dashed); ``live``: a frame
+    drawn while training, built directly (each frame is new: not worth caching)."""
+    build = fih.formation_figure if live else formation_figure
+    h, c = view.history, view.control
+    names = {k: t(f"ih.legend_{k}") for k in ("accuracy", "loss", "control", "control_loss")}
+    return build(
+        tuple(p.step for p in h), tuple(p.accuracy for p in h), tuple(p.loss for p in h),
+        {k: tuple(v) for k, v in score_lines(view).items()},
+        tuple(p.step for p in c), tuple(p.accuracy for p in c), tuple(p.loss for p in c),
+        cliff=cliff, max_steps=max(view.config.steps, view.steps_done),
+        labels=Labels.of(x=t("ih.axis_step"), cliff=t("ih.legend_cliff", step=cliff), **names),
+        titles=(t("ih.curves_title"), t("ih.loss_title")), y_titles=(t("ih.axis_share"), t("ih.axis_loss")),
+    )  # fmt: skip
+
+
+def heads_chart(view: Shown, v: lesson.SequenceView) -> go.Figure:
+    """Every head's attention map on sequence ``v``, one panel per head."""
+    c = view.config
+    return heads_figure(
+        v.weights,
+        tuple(f"{i}:{int(x)}" for i, x in enumerate(v.tokens)),
+        titles=tuple(head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads)),
+        labels=Labels.of(x=t("ih.axis_key"), y=t("ih.axis_query"), z=t("ih.axis_weight")),
+    )
+
+
+def strip_chart(v: lesson.SequenceView, layer: int, head: int, query: int) -> go.Figure:
+    """The keys query ``query`` of head (``layer``, ``head``) attends, as lines from it."""
+    labels = Labels.of(
+        title=t("ih.strip_fig_title", head=head_name(layer, head), query=query),
+        keys=t("ih.axis_key"),
+        queries=t("ih.axis_query"),
+    )
+    return strip_figure(
+        tuple(str(int(x)) for x in v.tokens),
+        tuple(float(w) for w in v.weights[layer, head, query]),
+        query,
+        labels=labels,
+    )
+
+
+def ablation_chart(ab: lesson.Ablation) -> go.Figure:
+    """Accuracy with nothing off, each head off, and the induction heads off together."""
+
+    def role(heads: tuple) -> str:
+        if heads == (ab.previous_token_head,):
+            return "previous"
+        return "induction" if set(heads) <= set(ab.induction_heads) else "other"
+
+    bars = [(t("ih.bar_full"), ab.full.accuracy, "full")]
+    bars += [(t("ih.bar_off", head=head_name(*a.heads[0])), a.accuracy, role(a.heads)) for a in ab.single]
+    if ab.induction_group is not None and len(ab.induction_group.heads) > 1:
+        bars.append((t("ih.bar_group"), ab.induction_group.accuracy, "induction"))
+    names, acc, kinds = (tuple(x) for x in zip(*bars, strict=True))
+    return ablation_figure(
+        names, acc, kinds, labels=Labels.of(title=t("ih.ablate_fig_title"), y=t("ih.axis_accuracy"))
+    )
+
+
+def kernel_chart(kv: lesson.KernelView) -> go.Figure:
+    """The induction head's score distributions, and accuracy and kernel width against the scale."""
+    return kernel_figure(
+        kv.match_scores, kv.other_scores, kv.scales, kv.accuracy, kv.effective_keys,
+        labels=Labels.of(**{k: t(f"ih.legend_{k}") for k in ("match", "other", "accuracy", "keys")}),
+        titles=(t("ih.kernel_scores_title", head=head_name(*kv.head)), t("ih.kernel_scale_title")),
+        x_titles=(t("ih.axis_score"), t("ih.axis_scale")),
+        y_titles=(t("ih.axis_share_keys"), t("ih.axis_accuracy")),
+    )  # fmt: skip
+
+
+class LiveView:
+    """The placeholders that change while the model trains, and how to draw a run into them."""
+
+    def __init__(self) -> None:
+        self.progress, self.status, self.chart = st.empty(), st.empty(), st.empty()
+        self.draws, self.clock = 0, RedrawClock(CHART_INTERVAL_S, spacing=SPACING)
+
+    def draw(self, view: Shown, *, live: bool = False) -> None:
+        total = max(view.config.steps, view.steps_done)
+        self.progress.progress(
+            min(1.0, view.steps_done / total), text=t("ih.progress", done=view.steps_done, total=total)
+        )
+        if live and not self.clock.due():
+            return
+        started = time.perf_counter()
+        self.draws += 1
+        cliff = cliff_step(view.history)
+        questions.reveal("ih_cliff", partial(self._status, view, cliff), placeholder=False)
+        questions.reveal("ih_cliff", partial(self._chart, view, cliff, live), where=self.chart)
+        self.clock.done(started)
+
+    def _status(self, view: Shown, cliff: int | None) -> None:
+        last = view.history[-1]
+        key = "ih.status_cliff" if cliff is not None else "ih.status_no_cliff"
+        self.status.caption(t(key, steps=last.step, acc=f"{last.accuracy:.2f}", cliff=cliff))
+
+    def _chart(self, view: Shown, cliff: int | None, live: bool) -> None:
+        fig = formation_chart(view, cliff, live=live)
+        with self.chart.container():
+            show_figure(
+                fig, key=f"ih_curves_fig_{self.draws}", look_for_key="ih.curves_look", code=training.formation
+            )

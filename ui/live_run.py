@@ -355,6 +355,13 @@ class ConfigChoice(Generic[ConfigT]):
         except ValueError as err:
             return cls(None, str(err), explain(values) if explain is not None else "")
 
+    def or_error(self, error_key: str) -> ConfigT | None:
+        """The config; when there is none, None with ``error_key`` shown as an error (it quotes the
+        config's message as ``{error}``; :attr:`error_key`, when set, is the page's own business)."""
+        if self.config is None:
+            st.error(t(error_key, error=self.error))
+        return self.config
+
 
 # --------------------------------------------------------------------------------------------
 # The session's run

@@ -23,13 +23,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.attention import SCALE_MODES
-from core.lessons.training import PRESETS, Findings, measure_findings, preset_config
+from core.lessons import training as lesson
+from core.lessons.training import PRESETS, Findings, ShuffleTest, measure_findings, preset_config
 from core.positional import POSITIONAL_KINDS
 from core.random_walks import Baselines
 from core.training import Preview, TrainingRun, start_run, train
 from core.training import preview as core_preview
 from core.transformer import TransformerConfig
 from figures import training as ftr
+from figures.common import Labels
 from ui import caching, controls, questions
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
 from ui.layout import cached_figure, show_figure
@@ -532,15 +534,15 @@ class LiveView:
             train_loss,
             val_loss,
             {k: getattr(baselines, k) for k in BASELINE_IDS},
-            names={
-                "train": t("tr.legend_train"),
-                "val": t("tr.legend_val"),
-                "batch": t("tr.legend_batch"),
-                **{k: t(f"tr.legend_{k}") for k in BASELINE_IDS},
-            },
-            title=t("tr.loss_title"),
-            x_title=t("tr.axis_epoch"),
-            y_title=t("tr.axis_loss"),
+            labels=tr_labels(
+                t("tr.loss_title"),
+                "tr.axis_epoch",
+                "tr.axis_loss",
+                train="tr.legend_train",
+                val="tr.legend_val",
+                batch="tr.legend_batch",
+                **{k: f"tr.legend_{k}" for k in BASELINE_IDS},
+            ),
             max_epochs=config.epochs,
             batch_loss=batch_loss,
             batches_per_epoch=batches_per_epoch,
@@ -557,10 +559,12 @@ class LiveView:
             cols=(2 if H > 2 else H) if half_width else None,
             row_height=210 if half_width and H > 2 else None,
             head_titles=[t("tr.head", h=h + 1) for h in range(H)],
-            title=t("tr.attention_title", epoch=epoch, layer=layer + 1),
-            x_title=t("tr.axis_key"),
-            y_title=t("tr.axis_query"),
-            colorbar_title=t("tr.axis_weight"),
+            labels=Labels.of(
+                title=t("tr.attention_title", epoch=epoch, layer=layer + 1),
+                x=t("tr.axis_key"),
+                y=t("tr.axis_query"),
+                z=t("tr.axis_weight"),
+            ),
         )
         with self.attention.container():
             show_figure(attention_fig, key=f"tr_attention_fig_{self.draws}", look_for_key=look)
@@ -588,20 +592,25 @@ def _status_line(run: TrainingRun, *, live: bool) -> str:
     return status
 
 
+def tr_labels(title: str, x_key: str, y_key: str, **name_keys: str) -> Labels:
+    """A chart's words: its (translated) title, its axes' and legend names' i18n keys translated."""
+    return Labels.of(title=title, x=t(x_key), y=t(y_key), **{role: t(key) for role, key in name_keys.items()})
+
+
 # The page's charts from its results, labelled in the page's language (builders cached above).
 def walks_chart(shown: Preview) -> go.Figure:
     """A few of the run's training walks and one example with its next value, before any run."""
     return walks_plot(
         shown.walks,
         shown.example,
-        names={
-            "train": t("tr.legend_walks"),
-            "example": t("tr.legend_example"),
-            "target": t("tr.legend_next"),
-        },
-        title=t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
-        x_title=t("tr.axis_position"),
-        y_title=t("tr.axis_value"),
+        labels=tr_labels(
+            t("tr.walks_title", k=len(shown.walks), seed=shown.config.seed),
+            "tr.axis_position",
+            "tr.axis_value",
+            train="tr.legend_walks",
+            example="tr.legend_example",
+            target="tr.legend_next",
+        ),
     )
 
 
@@ -612,10 +621,12 @@ def prediction_chart(found: Findings) -> go.Figure:
         found.example_one_step,
         found.example_rollout,
         found.context,
-        names={k: t(f"tr.legend_{k}") for k in ("truth", "one_step", "rollout", "context")},
-        title=t("tr.prediction_fig_title"),
-        x_title=t("tr.axis_position"),
-        y_title=t("tr.axis_value"),
+        labels=tr_labels(
+            t("tr.prediction_fig_title"),
+            "tr.axis_position",
+            "tr.axis_value",
+            **{k: f"tr.legend_{k}" for k in ("truth", "one_step", "rollout", "context")},
+        ),
     )
 
 
@@ -625,10 +636,13 @@ def distance_chart(found: Findings) -> go.Figure:
         found.distances,
         found.shares,
         found.uniform,
-        names={"model": t("tr.legend_model_attention"), "uniform": t("tr.legend_uniform")},
-        title=t("tr.distance_fig_title"),
-        x_title=t("tr.axis_distance"),
-        y_title=t("tr.axis_share"),
+        labels=tr_labels(
+            t("tr.distance_fig_title"),
+            "tr.axis_distance",
+            "tr.axis_share",
+            model="tr.legend_model_attention",
+            uniform="tr.legend_uniform",
+        ),
     )
 
 
@@ -646,3 +660,61 @@ def diagnostics_chart(found: Findings) -> go.Figure:
     ]
     headers = {key: t(f"tr.col_{key}") for key in ("status", "symptom", "measure", "remedy")}
     return diagnostics_table(rows, headers=headers)
+
+
+def replay_controls(run: TrainingRun) -> tuple[int | None, int]:
+    """The replay slider (epoch; None before the first epoch) and, with layers, the layer (0-based)."""
+    layer, epoch = 0, None
+    with st.container(border=True):
+        st.markdown(t("tr.replay_title"))
+        cols = st.columns([3, 1])
+        if run.epochs_done >= 1:
+            with cols[0]:
+                epoch = replay_slider(run)
+        if run.config.n_layers > 1:
+            with cols[1]:
+                layer = (
+                    int(
+                        controls.radio(
+                            "tr.layer",
+                            key="tr_layer",
+                            options=list(range(1, run.config.n_layers + 1)),
+                            format_func=str,
+                        )
+                    )
+                    - 1
+                )
+    return epoch, layer
+
+
+def say(verdict: lesson.Verdict) -> None:
+    """A verdict sentence, quoting the run's own numbers."""
+    st.markdown(t(verdict.key, **verdict.values))
+
+
+def where_results(run: TrainingRun, found: Findings) -> None:
+    """Where the attention goes, by distance, with the shares the question asked about."""
+    col_fig, col_numbers = st.columns([3, 2])
+    with col_fig:
+        fig = distance_chart(found)
+        look = "tr.distance_look" if run.config.causal else "tr.distance_look_nomask"
+        show_figure(fig, key="tr_distance_fig", look_for_key=look)
+    with col_numbers:
+        a = found.attention
+        if run.config.causal:
+            st.metric(t("tr.metric_recent3"), f"{a.recent3:.0%}", help=t("tr.metric_recent3_help"))
+            st.metric(t("tr.metric_recent3_uniform"), f"{a.recent3_uniform:.0%}")
+        else:
+            st.metric(t("tr.metric_ahead"), f"{a.ahead:.0%}", help=t("tr.metric_ahead_help"))
+            st.metric(t("tr.metric_future"), f"{a.future:.0%}", help=t("tr.metric_future_help"))
+        st.metric(t("tr.metric_support"), f"{a.support:.1f}", help=t("tr.metric_support_help"))
+        say(lesson.attention_verdict(a, causal=run.config.causal))
+
+
+def shuffle_results(run: TrainingRun, s: ShuffleTest) -> None:
+    """The loss in order and shuffled, and what it says."""
+    cols = st.columns(3)
+    cols[0].metric(t("tr.metric_ordered"), f"{s.ordered:.3g}")
+    cols[1].metric(t("tr.metric_shuffled"), f"{s.shuffled:.3g}")
+    cols[2].metric(t("tr.metric_ratio"), f"×{s.ratio:.2f}")
+    say(lesson.shuffle_verdict(s, positional=run.config.positional != "none"))

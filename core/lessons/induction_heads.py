@@ -313,22 +313,9 @@ def kernel_view(
         ValueError: for a 1-layer model, a head that does not exist, or a multiplier that is not
             finite and positive.
     """
-    model = _check_model(model)
-    c = model.config
-    if c.n_layers < 2:
-        raise ValueError("the kernel view needs a model with at least 2 layers (an induction head)")
-    scales = np.asarray(list(scales), dtype=float)
-    if scales.ndim != 1 or scales.size == 0 or not np.all(np.isfinite(scales) & (scales > 0)):
-        raise ValueError("scales must be a non-empty list of finite positive numbers")
-    batch = eval_batch(config if config is not None else c)
+    model, scales, batch = _scale_sweep_inputs(model, scales, config)
     with one_thread():
-        if head is None:
-            head = induction_head_of(evaluate(model, batch).prefix_matching)
-        if not (isinstance(head, tuple) and len(head) == 2):
-            raise ValueError(f"head must be a (layer, head) pair, got {head!r}")
-        layer, h = head
-        if not (1 <= layer < c.n_layers and 0 <= h < c.n_heads):
-            raise ValueError(f"head must be (layer >= 1, head) of the model, got {head!r}")
+        layer, h = _kernel_head(model, batch, head)
         small = _subset(batch, KERNEL_SEQUENCES)
         scores = head_scores(model, small.tokens, layer)[:, h]  # (B, T, T)
         match_scores, other_scores = _split_scores(scores, small)
@@ -348,6 +335,62 @@ def kernel_view(
         prefix_matching=np.array(pm),
         effective_keys=np.array(keys),
     )
+
+
+def scale_accuracy(
+    model: InductionTransformer,
+    scales: Iterable[float],
+    config: InductionConfig | None = None,
+) -> np.ndarray:
+    """Copy accuracy with the induction head's layer's QK scale multiplied by each of ``scales``.
+
+    The same numbers as :func:`kernel_view`'s ``accuracy`` at those multipliers (same head, same
+    held-out set), for one forward pass per multiplier instead of the whole sweep: what the blur
+    question's answer needs before its chart is revealed.
+
+    Args:
+        model: a trained :class:`InductionTransformer` with at least 2 layers.
+        scales: (K,) multipliers of the induction head's layer's QK scale.
+        config: whose held-out set to measure on (default the model's own config).
+
+    Returns:
+        (K,) accuracy on the repeated part at each multiplier.
+
+    Raises:
+        ValueError: as :func:`kernel_view`.
+    """
+    model, scales, batch = _scale_sweep_inputs(model, scales, config)
+    with one_thread():
+        layer, _ = _kernel_head(model, batch, None)
+        return np.array([evaluate(model, batch, qk_scale={layer: float(m)}).accuracy for m in scales])
+
+
+def _scale_sweep_inputs(
+    model: InductionTransformer, scales: Iterable[float], config: InductionConfig | None
+) -> tuple[InductionTransformer, np.ndarray, InductionBatch]:
+    """The checked model, the (K,) multipliers and the held-out batch of a QK-scale sweep."""
+    model = _check_model(model)
+    if model.config.n_layers < 2:
+        raise ValueError("the kernel view needs a model with at least 2 layers (an induction head)")
+    scales = np.asarray(list(scales), dtype=float)
+    if scales.ndim != 1 or scales.size == 0 or not np.all(np.isfinite(scales) & (scales > 0)):
+        raise ValueError("scales must be a non-empty list of finite positive numbers")
+    return model, scales, eval_batch(config if config is not None else model.config)
+
+
+def _kernel_head(
+    model: InductionTransformer, batch: InductionBatch, head: tuple[int, int] | None
+) -> tuple[int, int]:
+    """``head`` checked, or the induction head (highest prefix-matching score in a layer >= 1)."""
+    c = model.config
+    if head is None:
+        head = induction_head_of(evaluate(model, batch).prefix_matching)
+    if not (isinstance(head, tuple) and len(head) == 2):
+        raise ValueError(f"head must be a (layer, head) pair, got {head!r}")
+    layer, h = head
+    if not (1 <= layer < c.n_layers and 0 <= h < c.n_heads):
+        raise ValueError(f"head must be (layer >= 1, head) of the model, got {head!r}")
+    return layer, h
 
 
 def _split_scores(scores: np.ndarray, batch: InductionBatch) -> tuple[np.ndarray, np.ndarray]:

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from figures import in_context as figs
+from figures.common import Labels
 
 NAMES = {k: k for k in ("attention", "oracle", "loo", "floor", "mean", "function", "context", "query")}
+LABELS = Labels.of(title="t", x="x", y="y", z="w", **NAMES)
 
 
 def test_bandwidth_figure_empty_then_growing():
-    empty = figs.bandwidth_figure(
-        (), (), {"oracle": 0.16, "loo": 0.2}, max_steps=500, names=NAMES, title="t", x_title="x", y_title="y"
-    )
+    empty = figs.bandwidth_figure((), (), {"oracle": 0.16, "loo": 0.2}, max_steps=500, labels=LABELS)
     by_name = {tr.name: tr for tr in empty.data}
     assert len(by_name["attention"].x) == 0  # axes and references before any training
     assert list(by_name["oracle"].y) == [0.16, 0.16]
@@ -26,19 +26,14 @@ def test_bandwidth_figure_empty_then_growing():
         (1.0, 0.8, 0.5),
         {"oracle": 0.16},
         max_steps=500,
-        names=NAMES,
-        title="t",
-        x_title="x",
-        y_title="y",
+        labels=LABELS,
     )
     assert list(next(t for t in grown.data if t.name == "attention").y) == [1.0, 0.8, 0.5]
 
 
 def test_error_figure_has_every_reference():
     refs = {"oracle": 0.15, "loo": 0.16, "mean": 0.5, "floor": 0.0625}
-    fig = figs.error_figure(
-        (0, 10), (0.5, 0.2), refs, max_steps=100, names=NAMES, title="t", x_title="x", y_title="y"
-    )
+    fig = figs.error_figure((0, 10), (0.5, 0.2), refs, max_steps=100, labels=LABELS)
     assert {t.name for t in fig.data} == {*refs, "attention"}
     assert [t.y[0] for t in fig.data if t.name in refs] == list(refs.values())
 
@@ -50,7 +45,7 @@ def test_task_figure_two_panels_and_weights():
     fig = figs.task_figure(
         s, np.sin(s), ctx, np.array([0.1, 0.2, 0.3]), 0.1,
         {"attention": 0.25, "oracle": 0.2}, {"attention": w_a, "oracle": w_o},
-        names=NAMES, title="t", x_title="x", y_title="y", w_title="w",
+        labels=LABELS,
     )  # fmt: skip
     bars = [t for t in fig.data if t.type == "bar"]
     assert len(bars) == 2
@@ -65,8 +60,8 @@ def test_task_figure_two_panels_and_weights():
 def test_ellipse_semi_axes_are_the_bandwidths():
     m = np.array([[[1.0, 0.0], [0.0, 1.0]], [[25.0, 0.0], [0.0, 1.0 / 4]]])  # h: (1, 1) then (0.2, 2)
     fig = figs.ellipse_figure(
-        m, (0, 100), np.array([1.0, 0.0]), cap=2.0, names={"window": "step {step}", "b": "b"},
-        title="t", x_title="x", y_title="y",
+        m, (0, 100), np.array([1.0, 0.0]), cap=2.0,
+        labels=Labels.of(title="t", x="x", y="y", window="step {step}", b="b"),
     )  # fmt: skip
     first, last = fig.data[0], fig.data[1]
     assert max(np.abs(first.x)) == pytest.approx(1.0)
@@ -77,7 +72,7 @@ def test_ellipse_semi_axes_are_the_bandwidths():
     # a non-positive eigenvalue is drawn at the cap
     flat = figs.ellipse_figure(
         np.array([[[4.0, 0.0], [0.0, -1.0]]]), (5,), np.array([0.0, 1.0]), cap=2.0,
-        names={"window": "{step}", "b": "b"}, title="t", x_title="x", y_title="y",
+        labels=Labels.of(title="t", x="x", y="y", window="{step}", b="b"),
     )  # fmt: skip
     assert max(np.abs(flat.data[0].y)) == pytest.approx(2.0)
 
@@ -87,10 +82,12 @@ def test_sweep_figure_and_bars():
     fig = figs.sweep_figure(
         lip, noise, np.array([[0.3, 0.2], [0.5, 0.4]]), np.array([[0.3, 0.2], [0.5, 0.4]]),
         n, np.array([0.3, 0.2, 0.1]), np.array([0.3, 0.2, 0.1]),
-        names={"learned": "l {noise}", "oracle": "o {noise}", "learned_n": "ln", "oracle_n": "on"},
-        titles=("a", "b"), x_titles=("L", "N"), y_title="h",
+        labels=Labels.of(y="h", learned="l {noise}", oracle="o {noise}", learned_n="ln", oracle_n="on"),
+        titles=("a", "b"), x_titles=("L", "N"),
     )  # fmt: skip
     assert [t.name for t in fig.data] == ["l 0.1", "o 0.1", "l 0.5", "o 0.5", "ln", "on"]
-    bars = figs.error_bars(["a", "b"], [0.1, 0.5], ["attention", "linear"], title="t", y_title="y")
+    bars = figs.error_bars(
+        ["a", "b"], [0.1, 0.5], ["attention", "linear"], labels=Labels.of(title="t", y="y")
+    )
     assert list(bars.data[0].y) == [0.1, 0.5]
     assert list(bars.data[0].marker.color) == [figs.COLORS["attention"], figs.COLORS["linear"]]

@@ -249,7 +249,7 @@ def _ic_sweep(n: bool) -> go.Figure:
     lipschitz, noise, context = np.array([1.0, 2.0]), np.array([0.1]), np.array([8.0, 16.0])
     return fic.sweep_figure(
         lipschitz, noise, ones, ones, context, np.ones(2), np.ones(2),
-        names=names, titles=titles, x_titles=("L", "N"), y_title="h", narrow=n,
+        labels=Labels.of(y="h", **names), titles=titles, x_titles=("L", "N"), narrow=n,
     )  # fmt: skip
 
 
@@ -318,8 +318,10 @@ def test_concat_head_labels_take_turns_in_height_or_give_way(label, H, raised, d
 
 def test_training_maps_leave_room_between_heads_for_their_key_labels():
     w = RNG.random((4, 32, 32))
-    fig = ftr.attention_heads(w, head_titles=[f"head {h}" for h in range(4)], title="t", x_title="k",
-                              y_title="q", colorbar_title="w", cols=2, row_height=210)  # fmt: skip
+    labels = Labels.of(title="t", x="k", y="q", z="w")
+    fig = ftr.attention_heads(
+        w, head_titles=[f"head {h}" for h in range(4)], labels=labels, cols=2, row_height=210
+    )
     gap = fig.layout.xaxis2.domain[0] - fig.layout.xaxis.domain[1]
     plot_px = 560 - 85 - 120  # the chart beside the loss curves on a 1280 px screen: ~560 px
     half_label = 0.55 * 12 / 2  # "30" ends half a label right of its tick, "0" starts half one left

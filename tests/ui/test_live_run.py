@@ -395,3 +395,14 @@ def test_a_fake_page_trains_pauses_steps_and_resets():
     assert not at.warning
     assert not at.exception
     assert live_run.limiter().free(live_run.TRAINING) == live_run.MAX_CONCURRENT
+
+
+def test_config_choice_or_error_shows_the_error_only_without_a_config(monkeypatch):
+    shown = []
+    monkeypatch.setattr(live_run.st, "error", shown.append)
+    config = FakeConfig()
+    assert live_run.ConfigChoice(config).or_error("ic.error_config") is config
+    assert shown == []
+    assert live_run.ConfigChoice(None, "steps must be positive").or_error("ic.error_config") is None
+    assert len(shown) == 1
+    assert "steps must be positive" in shown[0]

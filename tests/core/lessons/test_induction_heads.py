@@ -130,6 +130,23 @@ def test_kernel_view_and_ablation_of_a_one_layer_model():
         lesson.kernel_view(ind.InductionTransformer(ind.InductionConfig(eval_size=16)), scales=[0.0])
 
 
+def test_scale_accuracy_is_the_kernel_views_accuracy_at_those_scales():
+    torch.manual_seed(0)
+    model = ind.InductionTransformer(ind.InductionConfig(eval_size=16))
+    batch = ind.eval_batch(model.config)
+    layer, _ = ind.induction_head_of(tr.evaluate(model, batch).prefix_matching)
+    scales = (0.2, 1.0, 4.0)
+    acc = lesson.scale_accuracy(model, scales)
+    # by hand: the held-out accuracy with that layer's scores multiplied
+    expected = [tr.evaluate(model, batch, qk_scale={layer: m}).accuracy for m in scales]
+    np.testing.assert_array_equal(acc, expected)
+    np.testing.assert_array_equal(acc, lesson.kernel_view(model, scales=scales).accuracy)
+    with pytest.raises(ValueError, match="2 layers"):
+        lesson.scale_accuracy(ind.InductionTransformer(ind.InductionConfig(n_layers=1, eval_size=16)), [1.0])
+    with pytest.raises(ValueError, match="scales"):
+        lesson.scale_accuracy(model, [])
+
+
 def test_encode_text_maps_characters_to_distinct_tokens_deterministically():
     config = ind.InductionConfig()
     e = lesson.encode_text("ab ca\tb", config)
