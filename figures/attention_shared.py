@@ -24,7 +24,9 @@ from figures.common import (
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
     WHITE,
+    Labels,
     grid_layout,
+    heatmap,
     stacked_layout,
     stacked_size,
     with_alpha,
@@ -147,3 +149,37 @@ def heatmap_row(
                "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
                           "b": MARGIN_BOTTOM}}  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
+
+
+def signed_heatmap(
+    z: np.ndarray,
+    *,
+    labels: Labels,
+    x: Sequence[str] | None = None,
+    y: Sequence[str] | None = None,
+    height: int = 420,
+    hover_template: str | None = None,
+) -> go.Figure:
+    """A signed matrix (L, C) as ``figures.common.heatmap`` on the signed scale centred at 0, its
+    range ± the largest finite |z| (1 when there is none or it is 0); NaN / ±inf cells blank.
+
+    ``labels``: title, x and y (axis titles); ``x`` / ``y``: tick labels of the C columns / L rows.
+    Shared by the scaled-dot-product page's scores and output and multi-head's concatenation.
+    """
+    z = np.asarray(z, dtype=float)
+    shown = np.where(np.isfinite(z), z, np.nan)
+    finite = np.abs(shown[np.isfinite(shown)])
+    bound = (float(finite.max()) if finite.size else 0.0) or 1.0
+    return heatmap(
+        shown,
+        x=x,
+        y=y,
+        title=labels.title,
+        x_title=labels.x,
+        y_title=labels.y,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=height,
+        hover_template=hover_template,
+    )
