@@ -94,6 +94,25 @@ def attention_scores(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
     return query @ key.transpose(-2, -1)
 
 
+def _scaled_scores(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Both attention paths' first steps: check Q, K, V and the mask, and scale the scores.
+
+    Returns the scaled scores (..., L, S) (``scale`` or 1/√D) and the checked mask (None: none).
+
+    Raises:
+        ValueError: as :func:`scaled_dot_product_attention`.
+    """
+    _check_qkv(query, key, value)
+    scores = attention_scores(query, key) * _resolve_scale(scale, query.shape[-1])
+    return scores, _check_mask(mask, scores.shape)
+
+
 def scaled_dot_product_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -119,10 +138,7 @@ def scaled_dot_product_attention(
         ValueError: on mismatched shapes, a non-boolean or non-broadcastable mask, or a scale that
             is not finite and positive.
     """
-    _check_qkv(query, key, value)
-    scale = _resolve_scale(scale, query.shape[-1])
-    scores = attention_scores(query, key) * scale  # (..., L, S)
-    mask = _check_mask(mask, scores.shape)
+    scores, mask = _scaled_scores(query, key, value, mask, scale)  # (..., L, S)
     weights = masked_softmax(scores, mask)  # (..., L, S)
     output = weights @ value  # (..., L, S) x (..., S, Dv) -> (..., L, Dv)
     return output, weights
@@ -141,10 +157,7 @@ def naive_masked_attention(
     softmax sees a row of -inf, computes exp(-inf - (-inf)) = exp(nan), and the whole row (and its
     output) is NaN. Shapes as in :func:`scaled_dot_product_attention`.
     """
-    _check_qkv(query, key, value)
-    scale = _resolve_scale(scale, query.shape[-1])
-    scores = attention_scores(query, key) * scale
-    mask = _check_mask(mask, scores.shape)
+    scores, mask = _scaled_scores(query, key, value, mask, scale)
     if mask is not None:
         scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
