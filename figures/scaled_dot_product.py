@@ -419,36 +419,18 @@ def normaliser_rows(
     ``rows``: {normaliser's name: (N,) weights}; ``labels``: title, x, y, ``name("query")`` (the
     query's marker) and ``name("radius")`` (the shaded band's legend entry).
     """
-    fig = go.Figure()
+    data = [
+        {"type": "scatter", "x": x_train, "y": w, "mode": "lines+markers", "name": name,
+         "line": {"color": PALETTE[i % len(PALETTE)], "width": 2}, "marker": {"size": 5}}
+        for i, (name, w) in enumerate(rows.items())
+    ]  # fmt: skip
+    if radius is not None:  # the shaded band, and a legend entry for it (before the curves)
+        band = {"symbol": "square", "size": 14, "color": PALETTE[1], "opacity": 0.25}
+        data.insert(0, {"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                        "name": labels.name("radius"), "marker": band})  # fmt: skip
+    fig = go.Figure(data)
     if radius is not None:
-        fig.add_vrect(
-            x0=x0 - radius,
-            x1=x0 + radius,
-            fillcolor=PALETTE[1],
-            opacity=0.08,
-            line_width=0,
-        )
-        # a legend entry for the shaded band
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                name=labels.name("radius"),
-                marker={"symbol": "square", "size": 14, "color": PALETTE[1], "opacity": 0.25},
-            )
-        )
-    for i, (name, w) in enumerate(rows.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=x_train,
-                y=w,
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i % len(PALETTE)], "width": 2},
-                marker={"size": 5},
-            )
-        )
+        fig.add_vrect(x0=x0 - radius, x1=x0 + radius, fillcolor=PALETTE[1], opacity=0.08, line_width=0)
     fig.add_vline(
         x=x0,
         line={"color": DARK_GREY, "dash": "dot"},

@@ -459,21 +459,29 @@ def dk_results(e: aa.DkExperiment, i: int, dk: int) -> None:
     st.markdown(t("sdp.dk_body"))
     st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     show_dk_figure(e, dk)
-    st.markdown(
-        t(
-            "sdp.dk_claim",
-            dk=dk,
-            var=f"{e.var_measured[i]:.1f}",
-            max_u=f"{e.max_weight_unscaled[i]:.2f}",
-            max_s=f"{e.max_weight_scaled[i]:.2f}",
-            sat_u=f"{100 * e.saturated_unscaled[i]:.0f}",
-            grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
-            grad_s=f"{e.grad_scores_scaled[i]:.2g}",
-            cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
-            cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
-        )
-    )
+    st.markdown(t("sdp.dk_claim", dk=dk, **dk_numbers(e, i)))
     table(dk_table(e))  # a static table wraps to the page width (a grid scrolls sideways)
+
+
+#: The d_k experiment's numbers the texts quote: placeholder -> (field of ``DkExperiment``, format,
+#: factor).
+DK_NUMBERS = {
+    "var": ("var_measured", ".1f", 1),
+    "max_u": ("max_weight_unscaled", ".2f", 1),
+    "max_s": ("max_weight_scaled", ".2f", 1),
+    "sat_u": ("saturated_unscaled", ".0f", 100),  # a share, in percent
+    "grad_u": ("grad_scores_unscaled", ".2g", 1),
+    "grad_s": ("grad_scores_scaled", ".2g", 1),
+    "cv_u": ("grad_query_cv_unscaled", ".2f", 1),
+    "cv_s": ("grad_query_cv_scaled", ".2f", 1),
+}
+
+
+def dk_numbers(e: aa.DkExperiment, i: int) -> dict[str, str]:
+    """The :data:`DK_NUMBERS` at d_k index ``i``, formatted (``sdp.dk_claim``, ``sdp.trouble_now_loss``)."""
+    return {
+        name: format(factor * getattr(e, field)[i], fmt) for name, (field, fmt, factor) in DK_NUMBERS.items()
+    }
 
 
 def dk_peak(e: aa.DkExperiment, i: int) -> tuple[str, dict[str, str]]:
@@ -598,13 +606,7 @@ def _trouble_rows(s: SdpSetup) -> list[tuple[str, str, dict | None, dict]]:
     stats, naive = row_stats(s.steps.weights), row_stats(sdp_naive(s.inputs, s.mask, s.scale))
     e = sdp_dk_experiment(c.seed)
     i = list(e.d_k).index(c.dk)
-    loss = t(
-        "sdp.trouble_now_loss",
-        dk=c.dk,
-        cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
-        cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
-        grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
-    )
+    loss = t("sdp.trouble_now_loss", dk=c.dk, **dk_numbers(e, i))
     peak = t("sdp.trouble_now_peak", max_weight=f"{stats.max_weight:.3f}", entropy=f"{stats.entropy:.3f}")
     nan = t("sdp.trouble_now_nan", naive=naive.nan_rows, safe=stats.nan_rows)
     return [
