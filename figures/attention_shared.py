@@ -1,6 +1,7 @@
 """Figure pieces both attention pages draw with (kernels-to-attention, scaled-dot-product): a row of
-heatmaps, a colour bar beside its panel, a legend under the plot, full-width rules and the
-vertical marker drawn over a figure without rebuilding it.
+heatmaps, a colour bar beside its panel, a legend under the plot, full-width rules, the
+vertical marker drawn over a figure without rebuilding it, and the signed map centred at 0
+(scaled-dot-product's scores and output, multi-head's concatenated heads).
 
 Pure Plotly builders, like every ``figures`` module: arrays and translated strings in,
 ``go.Figure`` or layout dicts out.
