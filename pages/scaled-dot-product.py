@@ -76,7 +76,7 @@ def controls_section(slots: LiveSlots) -> lesson_ui.SdpControls:
 def qkv_section(s: lesson_ui.SdpSetup) -> None:
     """Q, K and V themselves: one row per token, one column per dimension."""
     st.markdown(t("sdp.qkv_body_sentence" if s.inputs.tokens else "sdp.qkv_body_random"))
-    lesson_ui.show_qkv(s, code=lesson.make_inputs)
+    lesson_ui.show_qkv(s)
 
 
 def pipeline_section(s: lesson_ui.SdpSetup) -> None:

@@ -332,7 +332,7 @@ def _qk_labels(title: str = "") -> Labels:
     return Labels.of(title=title, x=t("sdp.axis_key"), y=t("sdp.axis_query"))
 
 
-def show_qkv(s: SdpSetup, code: object) -> None:
+def show_qkv(s: SdpSetup) -> None:
     """Q, K and V as heatmaps, one row per token."""
     dk = s.controls.dk
     fig = qkv_heatmaps(
@@ -344,7 +344,7 @@ def show_qkv(s: SdpSetup, code: object) -> None:
         labels=Labels.of(x=t("sdp.axis_dk"), y=t("sdp.axis_token"), dv=t("sdp.axis_dv")),
         height=max(320, 60 + 22 * len(s.labels)),
     )
-    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv", code=code)
+    show_figure(fig, key="sdp_fig_qkv", look_for_key="sdp.look_qkv", code=aa.make_inputs)
 
 
 def show_heat(kind: str, z: np.ndarray, s: SdpSetup, title: str, key: str) -> None:
