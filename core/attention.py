@@ -94,6 +94,25 @@ def attention_scores(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
     return query @ key.transpose(-2, -1)
 
 
+def _scaled_scores(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Both attention paths' first steps: check Q, K, V and the mask, and scale the scores.
+
+    Returns the scaled scores (..., L, S) (``scale`` or 1/√D) and the checked mask (None: none).
+
+    Raises:
+        ValueError: as :func:`scaled_dot_product_attention`.
+    """
+    _check_qkv(query, key, value)
+    scores = attention_scores(query, key) * _resolve_scale(scale, query.shape[-1])
+    return scores, _check_mask(mask, scores.shape)
+
+
 def scaled_dot_product_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -119,10 +138,7 @@ def scaled_dot_product_attention(
         ValueError: on mismatched shapes, a non-boolean or non-broadcastable mask, or a scale that
             is not finite and positive.
     """
-    _check_qkv(query, key, value)
-    scale = _resolve_scale(scale, query.shape[-1])
-    scores = attention_scores(query, key) * scale  # (..., L, S)
-    mask = _check_mask(mask, scores.shape)
+    scores, mask = _scaled_scores(query, key, value, mask, scale)  # (..., L, S)
     weights = masked_softmax(scores, mask)  # (..., L, S)
     output = weights @ value  # (..., L, S) x (..., S, Dv) -> (..., L, Dv)
     return output, weights
@@ -141,10 +157,7 @@ def naive_masked_attention(
     softmax sees a row of -inf, computes exp(-inf - (-inf)) = exp(nan), and the whole row (and its
     output) is NaN. Shapes as in :func:`scaled_dot_product_attention`.
     """
-    _check_qkv(query, key, value)
-    scale = _resolve_scale(scale, query.shape[-1])
-    scores = attention_scores(query, key) * scale
-    mask = _check_mask(mask, scores.shape)
+    scores, mask = _scaled_scores(query, key, value, mask, scale)
     if mask is not None:
         scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
@@ -237,6 +250,34 @@ def _shift_masked_below(scores: torch.Tensor, mask: torch.Tensor | None, margin:
     return shifted.masked_fill(~mask, -margin)
 
 
+def _sparse_threshold(
+    z: torch.Tensor,
+    mask: torch.Tensor | None,
+    in_support: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    threshold: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    power: int,
+) -> torch.Tensor:
+    """The sort-based sparse normaliser both :func:`sparsemax` and :func:`entmax15` are.
+
+    Sort each row of ``z`` (..., L, S) descending; ``in_support(sorted, ranks)`` is True for the
+    first k* sorted entries (computed without gradient: the support size is piecewise constant);
+    ``threshold(sorted, k_star)`` gives τ (..., L, 1) from the differentiably gathered sorted
+    scores; the weights are ``max(z - τ, 0) ** power`` (0 on masked keys).
+    """
+    ranks = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype, device=z.device)  # (S,)
+    with torch.no_grad():
+        order = torch.sort(z, dim=-1, descending=True)
+        k_star = in_support(order.values, ranks).sum(-1, keepdim=True)  # (..., L, 1), >= 1
+    tau = threshold(z.gather(-1, order.indices), k_star)  # the same sort, differentiable
+    weights = torch.clamp(z - tau, min=0) ** power
+    return weights if mask is None else weights * mask
+
+
+def _cum_at(values: torch.Tensor, k_star: torch.Tensor) -> torch.Tensor:
+    """Mean of the first k* entries of each row: (..., S), (..., 1) -> (..., 1)."""
+    return values.cumsum(-1).gather(-1, k_star - 1) / k_star.to(values.dtype)
+
+
 def sparsemax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Sparsemax over the last axis: the Euclidean projection of each row onto the simplex.
 
@@ -259,17 +300,26 @@ def sparsemax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.T
     """
     mask = _row_mask(scores, mask)
     z = _shift_masked_below(scores, mask, margin=2.0)  # row max 0, masked keys at -2
-    S = z.shape[-1]
-    k = torch.arange(1, S + 1, dtype=z.dtype, device=z.device)  # (S,)
-    with torch.no_grad():  # the support size is piecewise constant: no gradient through it
-        z_sorted = torch.sort(z, dim=-1, descending=True).values
-        support = 1 + k * z_sorted > z_sorted.cumsum(-1)  # True for the first k* sorted entries
-        k_star = support.sum(-1, keepdim=True)  # (..., L, 1), >= 1
-        idx = torch.sort(z, dim=-1, descending=True).indices
-    z_sorted = z.gather(-1, idx)  # the same sort, differentiable
-    tau = (z_sorted.cumsum(-1).gather(-1, k_star - 1) - 1) / k_star.to(z.dtype)  # (..., L, 1)
-    weights = torch.clamp(z - tau, min=0)
-    return weights if mask is None else weights * mask
+    return _sparse_threshold(
+        z,
+        mask,
+        in_support=lambda zs, k: 1 + k * zs > zs.cumsum(-1),  # True for the first k* sorted entries
+        threshold=lambda zs, k_star: _cum_at(zs, k_star) - 1 / k_star.to(zs.dtype),
+        power=1,
+    )
+
+
+def _entmax_tau(xs: torch.Tensor, rho: torch.Tensor | None = None) -> torch.Tensor:
+    """entmax-1.5's threshold candidates of sorted rows xs (..., S): τ_ρ = mean - √δ over the
+    first ρ entries (every ρ, or the row's k* when ``rho`` (..., 1) is given)."""
+    if rho is None:
+        ranks = torch.arange(1, xs.shape[-1] + 1, dtype=xs.dtype, device=xs.device)
+        mean, mean_sq, n, floor = xs.cumsum(-1) / ranks, (xs * xs).cumsum(-1) / ranks, ranks, 0.0
+    else:
+        mean, mean_sq, n = _cum_at(xs, rho), _cum_at(xs * xs, rho), rho.to(xs.dtype)
+        floor = torch.finfo(xs.dtype).tiny  # δ > 0 on the true support
+    delta = (1 - n * (mean_sq - mean * mean)) / n
+    return mean - torch.sqrt(torch.clamp(delta, min=floor))
 
 
 def entmax15(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -277,38 +327,18 @@ def entmax15(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Te
 
     Between softmax (α = 1, dense) and sparsemax (α = 2, sparsest): exact zeros for scores far
     below the max, smoother than sparsemax near it. Exact sort-based threshold (Peters, Niculae &
-    Martins, 2019, Algorithm 2); differentiable almost everywhere.
-
-    Args:
-        scores: (..., L, S).
-        mask: optional bool broadcastable to the scores; True = may attend.
-
-    Returns:
-        weights (..., L, S): rows sum to 1 (0 for a row with no allowed key); masked entries 0.
-
-    Raises:
-        ValueError: on non-float scores or a bad mask.
+    Martins, 2019, Algorithm 2); differentiable almost everywhere. Arguments, result and errors
+    as :func:`sparsemax`: scores (..., L, S) and an optional mask in, weights (..., L, S) out.
     """
     mask = _row_mask(scores, mask)
     x = _shift_masked_below(scores, mask, margin=3.0) / 2  # row max 0; masked at -1.5
-    S = x.shape[-1]
-    rho = torch.arange(1, S + 1, dtype=x.dtype, device=x.device)  # (S,)
-    with torch.no_grad():
-        xs = torch.sort(x, dim=-1, descending=True).values
-        mean = xs.cumsum(-1) / rho
-        mean_sq = (xs * xs).cumsum(-1) / rho
-        delta = (1 - rho * (mean_sq - mean * mean)) / rho
-        tau_all = mean - torch.sqrt(torch.clamp(delta, min=0))
-        k_star = (tau_all <= xs).sum(-1, keepdim=True)  # support size, >= 1
-        idx = torch.sort(x, dim=-1, descending=True).indices
-    xs = x.gather(-1, idx)  # differentiable sort
-    kf = k_star.to(x.dtype)
-    mean_k = xs.cumsum(-1).gather(-1, k_star - 1) / kf
-    mean_sq_k = (xs * xs).cumsum(-1).gather(-1, k_star - 1) / kf
-    delta_k = (1 - kf * (mean_sq_k - mean_k * mean_k)) / kf  # > 0 on the true support
-    tau = mean_k - torch.sqrt(torch.clamp(delta_k, min=torch.finfo(x.dtype).tiny))
-    weights = torch.clamp(x - tau, min=0) ** 2
-    return weights if mask is None else weights * mask
+    return _sparse_threshold(
+        x,
+        mask,
+        in_support=lambda xs, _: _entmax_tau(xs) <= xs,  # support size, >= 1
+        threshold=_entmax_tau,
+        power=2,
+    )
 
 
 #: Normalisers by id (selectbox options, test loops). Each: (scores, mask=None) -> weights.

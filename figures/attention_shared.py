@@ -1,6 +1,7 @@
 """Figure pieces both attention pages draw with (kernels-to-attention, scaled-dot-product): a row of
-heatmaps, a colour bar beside its panel, a legend under the plot, full-width rules and the
-vertical marker drawn over a figure without rebuilding it.
+heatmaps, a colour bar beside its panel, a legend under the plot, full-width rules, the
+vertical marker drawn over a figure without rebuilding it, and the signed map centred at 0
+(scaled-dot-product's scores and output, multi-head's concatenated heads).
 
 Pure Plotly builders, like every ``figures`` module: arrays and translated strings in,
 ``go.Figure`` or layout dicts out.
@@ -190,3 +191,37 @@ def weight_map(
     )
     fig.data[0].meta = "weights"
     return fig
+
+
+def signed_heatmap(
+    z: np.ndarray,
+    *,
+    labels: Labels,
+    x: Sequence[str] | None = None,
+    y: Sequence[str] | None = None,
+    height: int = 420,
+    hover_template: str | None = None,
+) -> go.Figure:
+    """A signed matrix (L, C) as ``figures.common.heatmap`` on the signed scale centred at 0, its
+    range ± the largest finite |z| (1 when there is none or it is 0); NaN / ±inf cells blank.
+
+    ``labels``: title, x and y (axis titles); ``x`` / ``y``: tick labels of the C columns / L rows.
+    Shared by the scaled-dot-product page's scores and output and multi-head's concatenation.
+    """
+    z = np.asarray(z, dtype=float)
+    shown = np.where(np.isfinite(z), z, np.nan)
+    finite = np.abs(shown[np.isfinite(shown)])
+    bound = (float(finite.max()) if finite.size else 0.0) or 1.0
+    return heatmap(
+        shown,
+        x=x,
+        y=y,
+        title=labels.title,
+        x_title=labels.x,
+        y_title=labels.y,
+        colorscale=SIGNED_COLORSCALE,
+        zmin=-bound,
+        zmax=bound,
+        height=height,
+        hover_template=hover_template,
+    )

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from figures.attention_shared import signed_heatmap
 from figures.common import (
     BASE_FONT_SIZE,
     BLACK,
@@ -29,6 +30,7 @@ from figures.common import (
     SIGNED_COLORSCALE,
     TOKEN_MARGIN,
     WEIGHT_COLORSCALE,
+    Labels,
     base_layout,
     grid_layout,
     heatmap,
@@ -186,16 +188,10 @@ def concat_heatmap(
     """
     concat = np.asarray(concat, dtype=float)
     width = concat.shape[1] // n_heads
-    bound = float(np.abs(concat).max()) or 1.0
-    fig = heatmap(
+    fig = signed_heatmap(
         concat,
+        labels=Labels.of(title=title, x=x_title, y=y_title),
         y=list(labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
         height=max(360, 140 + 22 * len(labels)),
         hover_template=f"%{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
     )

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.attention_shared import bar_beside, legend_below, rule
+from figures.attention_shared import bar_beside, legend_below, rule, signed_heatmap
 from figures.common import (
     BASE_FONT_SIZE,
     COLORBAR_MARGIN,
@@ -30,6 +30,7 @@ from figures.common import (
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
+    Labels,
     base_layout,
     cells_hold,
     grid_layout,
@@ -104,9 +105,7 @@ def score_heatmap(
     *,
     x_labels: Sequence[str],
     y_labels: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     neg_inf_text: str = "−∞",
     height: int = 430,
     narrow: bool = False,
@@ -116,23 +115,10 @@ def score_heatmap(
 
     Args:
         z: (L, S) scores; -inf marks a masked position.
+        labels: title, x (keys) and y (queries).
     """
     z = np.asarray(z, dtype=float)
-    shown = np.where(np.isneginf(z), np.nan, z)
-    finite = shown[np.isfinite(shown)]
-    bound = float(np.abs(finite).max()) if finite.size else 1.0
-    fig = heatmap(
-        shown,
-        x=list(x_labels),
-        y=list(y_labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
-        height=height,
-    )
+    fig = signed_heatmap(z, labels=labels, x=list(x_labels), y=list(y_labels), height=height)
     _annotate(fig, z, ".2f", {"-inf": neg_inf_text}, narrow=narrow)
     return fig
 
@@ -142,17 +128,16 @@ def weights_heatmap(
     *,
     x_labels: Sequence[str] | None,
     y_labels: Sequence[str] | None,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     nan_text: str = "NaN",
     height: int = 430,
     annotate: bool = True,
     narrow: bool = False,
 ) -> go.Figure:
     """Attention / kernel weights (L, S) on [0, 1]; NaN cells (undefined rows) blank and labelled;
-    values written in cells that hold them (``narrow``: a phone's)."""
+    values written in cells that hold them (``narrow``: a phone's). ``labels``: title, x, y."""
     w = np.asarray(w, dtype=float)
+    title = labels.title
     wrapped = (
         title
         if narrow or text_px(title, TITLE_PX) <= HALF_TITLE_PX
@@ -163,8 +148,8 @@ def weights_heatmap(
         x=None if x_labels is None else list(x_labels),
         y=None if y_labels is None else list(y_labels),
         title=wrapped,
-        x_title=x_title,
-        y_title=y_title,
+        x_title=labels.x,
+        y_title=labels.y,
         colorscale=WEIGHT_COLORSCALE,
         zmin=0.0,
         zmax=1.0,
@@ -180,29 +165,15 @@ def output_heatmap(
     out: np.ndarray,
     *,
     y_labels: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 430,
     narrow: bool = False,
 ) -> go.Figure:
     """The output (L, Dv): one row per query, one column per value dimension (values written in
-    cells that hold them: ``narrow``, a phone's)."""
+    cells that hold them: ``narrow``, a phone's). ``labels``: title, x (Dv) and y (queries)."""
     out = np.asarray(out, dtype=float)
-    finite = out[np.isfinite(out)]
-    bound = float(np.abs(finite).max()) if finite.size else 1.0
-    fig = heatmap(
-        out,
-        x=[str(j) for j in range(out.shape[1])],
-        y=list(y_labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
-        height=height,
-    )
+    x = [str(j) for j in range(out.shape[1])]
+    fig = signed_heatmap(out, labels=labels, x=x, y=list(y_labels), height=height)
     _annotate(fig, out, ".2f", {"nan": "NaN"}, narrow=narrow)
     return fig
 
@@ -226,7 +197,7 @@ def line_panels(
     x: np.ndarray,
     panels: Sequence[LinePanel],
     *,
-    x_title: str,
+    labels: Labels,
     log_x: bool = False,
     cols: int = 2,
     panel_height: int = 330,
@@ -242,7 +213,8 @@ def line_panels(
 
     Args:
         x: (X,) shared x values (positive when ``log_x``).
-        panels: the panels, in reading order.
+        panels: the panels, in reading order (each with its own title and y title).
+        labels: x, the shared x axis's title.
     """
     rows = -(-len(panels) // cols)
     gap_px, top, bottom = 185, 40, 170  # under each panel: its x ticks, x title and legend
@@ -259,7 +231,7 @@ def line_panels(
         layout, axes = grid_layout(rows, cols, titles=[p.title for p in panels], horizontal_spacing=0.1,
                                    vertical_spacing=gap_px / area, title_size=16)  # fmt: skip
     xs = np.asarray(x, dtype=float)
-    xaxis: dict = {"title": {"text": x_title}, **(log_axis(xs) if log_x else {})}
+    xaxis: dict = {"title": {"text": labels.x}, **(log_axis(xs) if log_x else {})}
     if log_x:  # pin the range to the data (a marker's label must not stretch the axis)
         xaxis["range"] = [float(np.log10(xs.min())) - 0.05, float(np.log10(xs.max())) + 0.05]
     data, shapes, annotations = [], [], layout["annotations"]
@@ -310,8 +282,7 @@ def pipeline_heatmaps(
     *,
     x_labels: Sequence[str],
     y_labels: Sequence[str],
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     cols: int = 2,
     neg_inf_text: str = "−∞",
     nan_text: str = "NaN",
@@ -326,7 +297,9 @@ def pipeline_heatmaps(
     "weights" on [0, 1] (NaN cells, undefined rows, blank and labelled ``nan_text``). Every panel
     has its own colour bar beside it, as :func:`score_heatmap` / :func:`weights_heatmap` would.
     One chart instead of four: a step of a page-wide control redraws one chart in the browser.
+    ``labels``: x (keys) and y (queries), the titles of every panel's axes.
     """
+    x_title, y_title = labels.x, labels.y
     rows = -(-len(panels) // cols)
     gap_px, top, bottom = 100, 40, MARGIN_BOTTOM  # between rows: x ticks and title, the next panel's title
     if narrow:
@@ -376,11 +349,9 @@ def qkv_heatmaps(
     k: np.ndarray,
     v: np.ndarray,
     *,
-    labels: Sequence[str],
+    tokens: Sequence[str],
     titles: tuple[str, str, str],
-    x_titles: tuple[str, str],
-    y_title: str,
-    title: str | None = None,
+    labels: Labels,
     height: int = 420,
     narrow: bool = False,
 ) -> go.Figure:
@@ -388,8 +359,10 @@ def qkv_heatmaps(
     row per token, one column per dimension.
 
     One signed colour scale for all three (centred at 0), so entries compare across panels.
-    ``x_titles`` = (title of the D axis of Q and K, title of the Dv axis of V).
+    ``tokens``: the L row labels; ``titles``: the three panels' titles; ``labels``: title (none
+    when empty), x (the D axis of Q and K), y (the tokens) and ``name("dv")`` (the Dv axis of V).
     """
+    title, y_title = labels.title or None, labels.y
     mats = [np.asarray(m, dtype=float) for m in (q, k, v)]
     bound = max(float(np.abs(m).max()) if m.size else 0.0 for m in mats) or 1.0
     d, dv = mats[0].shape[1], mats[2].shape[1]
@@ -406,13 +379,13 @@ def qkv_heatmaps(
     data = []
     for i, (m, suffix) in enumerate(zip(mats, axes, strict=True)):
         data.append(
-            {"type": "heatmap", "z": m, "x": [str(j) for j in range(m.shape[1])], "y": list(labels),
+            {"type": "heatmap", "z": m, "x": [str(j) for j in range(m.shape[1])], "y": list(tokens),
              "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "coloraxis": "coloraxis",
              "hovertemplate": "%{y}, %{x}<br>%{z:.3g}<extra></extra>"}
         )  # fmt: skip
         layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or narrow,
                                      "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
-        layout[f"xaxis{suffix}"] |= {"title": {"text": x_titles[0] if i < 2 else x_titles[1]}}
+        layout[f"xaxis{suffix}"] |= {"title": {"text": labels.x if i < 2 else labels.name("dv")}}
     if narrow:
         layout |= stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)
     layout |= {
@@ -438,50 +411,32 @@ def normaliser_rows(
     *,
     x0: float,
     radius: float | None,
-    title: str,
-    x_title: str,
-    y_title: str,
-    query_name: str,
-    radius_name: str,
+    labels: Labels,
     height: int = 400,
 ) -> go.Figure:
-    """One query's weights over the samples under several normalisers; the sparsemax radius shaded."""
-    fig = go.Figure()
+    """One query's weights over the samples under several normalisers; the sparsemax radius shaded.
+
+    ``rows``: {normaliser's name: (N,) weights}; ``labels``: title, x, y, ``name("query")`` (the
+    query's marker) and ``name("radius")`` (the shaded band's legend entry).
+    """
+    data = [
+        {"type": "scatter", "x": x_train, "y": w, "mode": "lines+markers", "name": name,
+         "line": {"color": PALETTE[i % len(PALETTE)], "width": 2}, "marker": {"size": 5}}
+        for i, (name, w) in enumerate(rows.items())
+    ]  # fmt: skip
+    if radius is not None:  # the shaded band, and a legend entry for it (before the curves)
+        band = {"symbol": "square", "size": 14, "color": PALETTE[1], "opacity": 0.25}
+        data.insert(0, {"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                        "name": labels.name("radius"), "marker": band})  # fmt: skip
+    fig = go.Figure(data)
     if radius is not None:
-        fig.add_vrect(
-            x0=x0 - radius,
-            x1=x0 + radius,
-            fillcolor=PALETTE[1],
-            opacity=0.08,
-            line_width=0,
-        )
-        # a legend entry for the shaded band
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                name=radius_name,
-                marker={"symbol": "square", "size": 14, "color": PALETTE[1], "opacity": 0.25},
-            )
-        )
-    for i, (name, w) in enumerate(rows.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=x_train,
-                y=w,
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i % len(PALETTE)], "width": 2},
-                marker={"size": 5},
-            )
-        )
+        fig.add_vrect(x0=x0 - radius, x1=x0 + radius, fillcolor=PALETTE[1], opacity=0.08, line_width=0)
     fig.add_vline(
         x=x0,
         line={"color": DARK_GREY, "dash": "dot"},
-        annotation_text=query_name,
+        annotation_text=labels.name("query"),
         annotation_position="bottom right",
     )
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
-    return legend_below(base_layout(fig, title=title, height=height))
+    fig.update_xaxes(title=labels.x)
+    fig.update_yaxes(title=labels.y, rangemode="tozero")
+    return legend_below(base_layout(fig, title=labels.title, height=height))

@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from core.lessons.scaled_dot_product import apply_editor_edits, build_mask, default_custom_mask
+from core.lessons.scaled_dot_product import (
+    DK_OPTIONS,
+    apply_editor_edits,
+    build_mask,
+    default_custom_mask,
+    dk_experiment,
+)
 from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
 from tests.app.live import live_slider
 from ui.i18n import load_catalogue
@@ -298,3 +304,32 @@ def test_dk_marker_follows_the_slider_on_the_cached_experiment_chart():
     items = {item.key: item for item in at.session_state[STATE_KEY].snapshot()}
     marks = [(s.xref, s.x0) for s in items["sdp_fig_dk"].figure.layout.shapes if s.x0 == s.x1]
     assert sorted(marks) == [(axis, 128) for axis in panels]
+
+
+def test_the_dk_claim_and_the_troubleshooting_row_quote_the_experiment_at_the_current_dk():
+    """The claim under the d_k curves and the "loss" row of the troubleshooting table quote the d_k
+    experiment at the slider's d_k (one table of numbers feeds both: each field in its place)."""
+    at = open_page(PAGE, params={"sdp_dk": "64", "sdp_seed": "3"})
+    assert_clean(at)
+    e = dk_experiment(list(DK_OPTIONS), length=16, n_trials=32, seed=3)
+    i = list(DK_OPTIONS).index(64)
+    texts = page_texts(at)
+    claim = EN["sdp.dk_claim"].format(
+        dk=64,
+        var=f"{e.var_measured[i]:.1f}",
+        max_u=f"{e.max_weight_unscaled[i]:.2f}",
+        max_s=f"{e.max_weight_scaled[i]:.2f}",
+        sat_u=f"{100 * e.saturated_unscaled[i]:.0f}",
+        grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
+        grad_s=f"{e.grad_scores_scaled[i]:.2g}",
+        cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
+        cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
+    )
+    assert claim in texts
+    loss = EN["sdp.trouble_now_loss"].format(
+        dk=64,
+        cv_u=f"{e.grad_query_cv_unscaled[i]:.2f}",
+        cv_s=f"{e.grad_query_cv_scaled[i]:.2f}",
+        grad_u=f"{e.grad_scores_unscaled[i]:.2g}",
+    )
+    assert loss in texts

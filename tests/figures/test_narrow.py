@@ -130,7 +130,7 @@ def _pipeline(narrow: bool, L: int = 8) -> go.Figure:
     return fa.pipeline_heatmaps(
         [("1. Raw scores QKᵀ", z, "scores"), ("2. Scaled scores QKᵀ ÷ τ (τ = 4, × 0.25)", z / 4, "scores"),
          ("3. Masked scores (none)", z / 4, "scores"), ("4. Weights = softmax over each row", w, "weights")],
-        x_labels=labels, y_labels=labels, x_title="key", y_title="query", narrow=narrow,
+        x_labels=labels, y_labels=labels, labels=Labels.of(x="key", y="query"), narrow=narrow,
     )  # fmt: skip
 
 
@@ -151,15 +151,11 @@ def test_a_small_matrix_keeps_its_numbers_on_a_phone():
     assert all(tr.text is not None for tr in fig.data)
     w = np.full((3, 3), 1 / 3)
     assert (
-        fa.weights_heatmap(w, x_labels=None, y_labels=None, title="", x_title="", y_title="", narrow=True)
-        .data[0]
-        .text
+        fa.weights_heatmap(w, x_labels=None, y_labels=None, labels=Labels(), narrow=True).data[0].text
         is not None
     )
     big = np.full((10, 10), 0.1)
-    assert_no_cell_text(
-        fa.weights_heatmap(big, x_labels=None, y_labels=None, title="", x_title="", y_title="", narrow=True)
-    )
+    assert_no_cell_text(fa.weights_heatmap(big, x_labels=None, y_labels=None, labels=Labels(), narrow=True))
 
 
 def test_line_panels_stack_with_a_legend_under_each_panel():
@@ -169,7 +165,7 @@ def test_line_panels_stack_with_a_legend_under_each_panel():
         fa.LinePanel("Softmax entropy vs d_k", {"c": d_k}, "nats", hlines={"uniform: log 16": 2.77}),
         fa.LinePanel("Largest weight vs d_k", {"d": d_k / 64, "e": d_k / 70, "f": d_k / 80}, "weight"),
     ]
-    fig = fa.line_panels(d_k, panels, x_title="d_k", log_x=True, narrow=True)
+    fig = fa.line_panels(d_k, panels, labels=Labels.of(x="d_k"), log_x=True, narrow=True)
     assert_stacked(fig, 3)
     area = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     for k, suffix in enumerate(fa.panel_axes(3)):
@@ -193,7 +189,13 @@ def _qkv(n: bool) -> go.Figure:
     titles = ("Queries Q (L × d_k)", "Keys K (S × d_k)", "Values V (S × d_v)")
     q, v = np.ones((4, 8)), np.ones((4, 2))
     return fa.qkv_heatmaps(
-        q, q, v, labels=list("abcd"), titles=titles, x_titles=("dim", "value dim"), y_title="token", narrow=n
+        q,
+        q,
+        v,
+        tokens=list("abcd"),
+        titles=titles,
+        labels=Labels.of(x="dim", y="token", dv="value dim"),
+        narrow=n,
     )
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from figures.attention_shared import vline_marks
+from figures.attention_shared import signed_heatmap, vline_marks
+from figures.common import Labels
 from figures.scaled_dot_product import LinePanel, line_panels, panel_axes, pipeline_heatmaps, weights_heatmap
 from ui.i18n import load_catalogue
 
@@ -31,8 +32,7 @@ def test_pipeline_panels_keep_their_own_scales_and_colour_bars():
         ],
         x_labels=["a", "b"],
         y_labels=["a", "b"],
-        x_title="key",
-        y_title="query",
+        labels=Labels.of(x="key", y="query"),
     )
     assert [tr.xaxis for tr in fig.data] == ["x", "x2", "x3", "x4"]
     assert [a.text for a in fig.layout.annotations] == ["raw", "scaled", "masked", "w"]
@@ -60,7 +60,7 @@ def test_line_panels_have_one_legend_each_under_their_panel_and_a_marker_on_ever
         LinePanel("entropy", {"scaled": np.full(4, 2.0)}, "nats", hlines={"uniform": 2.77}),
         LinePanel("max", {"unscaled": np.linspace(0.2, 0.9, 4)}, "weight"),
     ]
-    fig = line_panels(d_k, panels, x_title="d_k", log_x=True)
+    fig = line_panels(d_k, panels, labels=Labels.of(x="d_k"), log_x=True)
     assert [tr.legend for tr in fig.data] == ["legend", "legend", "legend2", "legend3"]
     assert [tr.yaxis for tr in fig.data] == ["y", "y", "y2", "y3"]
     assert fig.data[1].line.dash == "dash"
@@ -95,11 +95,33 @@ def test_a_long_heatmap_title_wraps_to_a_half_width_chart(lang):
     title = load_catalogue(lang)["sdp.fig_safe"]
     assert _columns(title) > 50  # too long for one line of a half-width chart
     w = np.full((3, 3), 1 / 3)
-    fig = weights_heatmap(w, x_labels=None, y_labels=None, title=title, x_title="k", y_title="q")
+    fig = weights_heatmap(w, x_labels=None, y_labels=None, labels=Labels.of(title=title, x="k", y="q"))
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) >= 2
     assert "".join(lines).replace(" ", "") == title.replace(" ", "")
     assert max(_columns(line) for line in lines) <= 44
-    short = weights_heatmap(w, x_labels=None, y_labels=None, title="Weights", x_title="k", y_title="q")
+    short = weights_heatmap(w, x_labels=None, y_labels=None, labels=Labels.of(title="Weights", x="k", y="q"))
     assert short.layout.title.text == "Weights"
     assert fig.layout.margin.t >= short.layout.margin.t + 20 * (len(lines) - 1)
+
+
+def test_signed_heatmap_is_centred_at_zero_on_the_finite_cells_and_blanks_the_rest():
+    """The shared signed map (scores, output, multi-head's concatenation): range ± the largest
+    finite |z|; -inf / NaN cells blank; an all-zero or all-masked matrix still gets a range."""
+    z = np.array([[1.5, -math.inf], [-4.0, math.nan]])
+    fig = signed_heatmap(z, labels=Labels.of(title="T", x="key", y="query"), x=["a", "b"], y=["c", "d"])
+    (trace,) = fig.data
+    assert (trace.zmin, trace.zmax) == (-4.0, 4.0)
+    assert trace.z[0][0] == 1.5
+    assert math.isnan(trace.z[0][1])
+    assert math.isnan(trace.z[1][1])
+    assert (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == (
+        "T",
+        "key",
+        "query",
+    )
+    assert list(trace.x) == ["a", "b"]
+    assert list(trace.y) == ["c", "d"]
+    for flat in (np.zeros((2, 2)), np.full((2, 2), -math.inf)):
+        trace = signed_heatmap(flat, labels=Labels()).data[0]
+        assert (trace.zmin, trace.zmax) == (-1.0, 1.0)
