@@ -229,7 +229,7 @@ def _ka_matrices(n: bool) -> go.Figure:
         ("random features (m = 64)", np.eye(4)),
         ("difference", np.zeros((4, 4))),
     ]
-    return fka.matrices_row(panels, x_title="k", y_title="q", signed_last=True, narrow=n)
+    return fka.matrices_row(panels, labels=Labels.of(x="k", y="q"), signed_last=True, narrow=n)
 
 
 def _head_bars(n: bool) -> go.Figure:
