@@ -12,24 +12,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.attention_shared import panel_row_figure, panel_row_layout
 from figures.common import (
-    COLORBAR_MARGIN,
     GREY,
-    MARGIN_BOTTOM,
-    MARGIN_LEFT,
     MID_GREY,
-    NARROW_COLORBAR_MARGIN,
-    NARROW_MARGIN_LEFT,
-    NARROW_X_AXIS,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
     Labels,
     base_layout,
-    grid_layout,
     log_axis,
-    stacked_layout,
-    stacked_size,
 )
 
 
@@ -205,19 +197,9 @@ def matrices_row(
         zmax = max((float(f.max()) for f in finite if f.size), default=1.0)
     zmax = zmax if zmax > 0 else 1.0
     spacing = 0.1 if signed_last else 0.04
-    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    if narrow:
-        layout, axes, area, top = stacked_layout(
-            n,
-            titles=[p[0] for p in panels],
-            panel_height=200,
-            below=NARROW_X_AXIS,
-            margin_left=NARROW_MARGIN_LEFT,
-        )
-    else:
-        layout, axes = grid_layout(
-            1, n, titles=[p[0] for p in panels], horizontal_spacing=spacing, title_size=15
-        )
+    layout, axes, area, top = panel_row_layout(
+        [p[0] for p in panels], narrow=narrow, spacing=spacing, title_size=15
+    )
     panel_width = (1 - spacing * (n - 1)) / n
     hover = f"{labels.y} %{{y}} → {labels.x} %{{x}}<br>%{{z:.4g}}<extra></extra>"
     data = []
@@ -249,13 +231,7 @@ def matrices_row(
                                      "title": {"text": labels.y if i == 0 or narrow else ""}}  # fmt: skip
         layout[f"xaxis{suffix}"] |= {"title": {"text": labels.x}}
     title = labels.title or None
-    if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
-        return go.Figure({"data": data, "layout": layout})
-    layout |= {"title": {"text": title}, "height": height,
-               "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
-                          "b": MARGIN_BOTTOM}}  # fmt: skip
-    return go.Figure({"data": data, "layout": layout})
+    return panel_row_figure(data, layout, title=title, height=height, narrow=narrow, area=area, top=top)
 
 
 def cost_figure(

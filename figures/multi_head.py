@@ -361,35 +361,22 @@ def redundancy_curve(
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
     x = [str(h) for h in heads]
-    for i, (name, values) in enumerate(series):
-        fig.add_trace(
-            go.Scatter(
+    # the left panel's lines carry the legend; the right panel's (dotted) share their groups
+    panels = ((1, series, {}, {}), (2, support_series, {"dash": "dot"}, {"showlegend": False}))
+    for col, rows, dash, legend in panels:
+        for i, (name, values) in enumerate(rows):
+            line = {"color": PALETTE[i], "width": 3} | dash
+            trace = go.Scatter(
                 x=x,
                 y=list(values),
                 mode="lines+markers",
                 name=name,
-                line={"color": PALETTE[i], "width": 3},
+                line=line,
                 marker={"size": 10},
                 legendgroup=name,
-            ),
-            row=1,
-            col=1,
-        )
-    for i, (name, values) in enumerate(support_series):
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=list(values),
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i], "width": 3, "dash": "dot"},
-                marker={"size": 10},
-                legendgroup=name,
-                showlegend=False,
-            ),
-            row=1,
-            col=2,
-        )
+                **legend,
+            )
+            fig.add_trace(trace, row=1, col=col)
     fig.update_xaxes(title_text=labels.x, type="category")
     fig.update_yaxes(title_text=y_titles[0], range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title_text=y_titles[1], rangemode="tozero", row=1, col=2)
