@@ -179,18 +179,8 @@ def concat_heatmap(
     concat = np.asarray(concat, dtype=float)
     width = concat.shape[1] // n_heads
     bound = float(np.abs(concat).max()) or 1.0
-    fig = heatmap(
-        concat,
-        y=list(tokens),
-        title=labels.title,
-        x_title=labels.x,
-        y_title=labels.y,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
-        height=max(360, 140 + 22 * len(tokens)),
-        hover_template=f"%{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>",
-    )
+    hover = f"%{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>"
+    fig = _signed_heatmap(concat, bound, labels, max(360, 140 + 22 * len(tokens)), rows=tokens, hover=hover)
     # Head boundaries and labels in one layout update: add_vline / add_annotation re-validate every
     # shape and annotation already there on each call (16 heads: 0.23 s, 32 heads: 0.7 s).
     line = {"color": BLACK, "width": 2 if n_heads <= 8 else 1}
@@ -394,10 +384,20 @@ def redundancy_curve(
     return fig
 
 
-def _signed_heatmap(z: np.ndarray, bound: float, labels: Labels, height: int) -> go.Figure:
-    """A signed (rows, columns) table on a diverging scale in [-bound, bound]."""
+def _signed_heatmap(
+    z: np.ndarray,
+    bound: float,
+    labels: Labels,
+    height: int,
+    *,
+    rows: Sequence[str] | None = None,
+    hover: str | None = None,
+) -> go.Figure:
+    """A signed (rows, columns) table on a diverging scale in [-bound, bound]; ``rows``: the rows'
+    tick labels, ``hover``: the hover template (default: both axis titles and the value)."""
     return heatmap(
         z,
+        y=None if rows is None else list(rows),
         title=labels.title,
         x_title=labels.x,
         y_title=labels.y,
@@ -405,7 +405,7 @@ def _signed_heatmap(z: np.ndarray, bound: float, labels: Labels, height: int) ->
         zmin=-bound,
         zmax=bound,
         height=height,
-        hover_template=f"{labels.y} %{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>",
+        hover_template=hover or f"{labels.y} %{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>",
     )
 
 

@@ -425,13 +425,7 @@ def text_input(
     where: Any | None = None,
 ) -> str:
     """A bound line of text (a sequence to type): kept in the link and listed in the handout."""
-    text = _where(where).text_input(
-        t(label_key),
-        value=value,
-        key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
-    )
+    text = _plain("text_input", label_key, key, value, help_key, where)
     record_control(key, t(label_key), text)
     return text
 
@@ -445,15 +439,16 @@ def toggle(
     where: Any | None = None,
 ) -> bool:
     """A bound on/off toggle."""
-    on = _where(where).toggle(
-        t(label_key),
-        value=value,
-        key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
-    )
+    on = _plain("toggle", label_key, key, value, help_key, where)
     record_control(key, t(label_key), shown_value(bool(on)))
     return on
+
+
+def _plain(widget: str, label_key: str, key: str, value: Any, help_key: str | None, where: Any | None) -> Any:
+    """Draw the bound ``st.<widget>`` (``"text_input"`` or ``"toggle"``) with its label, value and help."""
+    return getattr(_where(where), widget)(
+        t(label_key), value=value, key=key, help=t(help_key) if help_key else None, bind=BIND
+    )
 
 
 #: How a link may spell a flag.
