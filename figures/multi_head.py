@@ -436,28 +436,18 @@ def kernel_by_distance(
         labels: title, x (distance), y (kernel value).
         formula: optional (name, distances, values) of the closed form, drawn as a thin dashed line.
     """
-    fig = go.Figure()
-    for i, (name, d, values) in enumerate(curves):
-        fig.add_trace(
-            go.Scatter(
-                x=np.asarray(d, dtype=float),
-                y=np.asarray(values, dtype=float),
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i % len(PALETTE)], "width": 5 - min(i, 3)},
-                marker={"size": 7},
-            )
-        )
+    # (curve, its style): the rows thick to thin, so that lines on top of each other all show
+    styled = [
+        (curve, {"mode": "lines+markers", "marker": {"size": 7},
+                 "line": {"color": PALETTE[i % len(PALETTE)], "width": 5 - min(i, 3)}})
+        for i, curve in enumerate(curves)
+    ]  # fmt: skip
     if formula is not None:
-        name, d, values = formula
+        styled.append((formula, {"mode": "lines", "line": {"color": BLACK, "width": 1.5, "dash": "dash"}}))
+    fig = go.Figure()
+    for (name, d, values), style in styled:
         fig.add_trace(
-            go.Scatter(
-                x=np.asarray(d, dtype=float),
-                y=np.asarray(values, dtype=float),
-                mode="lines",
-                name=name,
-                line={"color": BLACK, "width": 1.5, "dash": "dash"},
-            )
+            go.Scatter(x=np.asarray(d, dtype=float), y=np.asarray(values, dtype=float), name=name, **style)
         )
     fig.update_xaxes(title_text=labels.x, zeroline=True)
     fig.update_yaxes(title_text=labels.y)
