@@ -21,6 +21,21 @@ it imports nothing of the app (``tests/test_layers.py``), so anything may read i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+
+class _Derived:
+    """A name of a lesson's file, key or module, derived from its slug: ``pattern`` with ``{slug}``
+    (``multi_head``) and ``{url}`` (the slug with hyphens, ``multi-head``) filled in; read as an
+    attribute of the lesson (a ``str``)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get__(self, lesson: Any, owner: type | None = None) -> Any:
+        if lesson is None:  # read on the class: the descriptor itself
+            return self
+        return self.pattern.format(slug=lesson.slug, url=lesson.slug.replace("_", "-"))
 
 
 @dataclass(frozen=True)
@@ -36,45 +51,22 @@ class Lesson:
     #: Its controls train a model live (a Train button, minutes of CPU): load tests leave it out.
     trains: bool = False
 
-    @property
-    def url_path(self) -> str:
-        """The page's URL path and the stem of its script: the slug with hyphens (``multi-head``)."""
-        return self.slug.replace("_", "-")
-
-    @property
-    def script(self) -> str:
-        """The page script, relative to the repository root (``pages/multi-head.py``)."""
-        return f"pages/{self.url_path}.py"
-
-    @property
-    def title_key(self) -> str:
-        """The i18n key of its title in the navigation and on the home map (``nav.multi_head``)."""
-        return f"nav.{self.slug}"
-
-    @property
-    def blurb_key(self) -> str:
-        """The i18n key of its one-line summary on the home page's map (``home.lesson_multi_head``)."""
-        return f"home.lesson_{self.slug}"
-
-    @property
-    def catalogue(self) -> str:
-        """Its catalogue's file name in ``assets/i18n/<lang>/`` (``multi_head.json``)."""
-        return f"{self.slug}.json"
-
-    @property
-    def ui_module(self) -> str:
-        """Its Streamlit helpers (cached calls, controls): ``ui.<slug>``."""
-        return f"ui.{self.slug}"
-
-    @property
-    def figures_module(self) -> str:
-        """Its Plotly figure builders: ``figures.<slug>``."""
-        return f"figures.{self.slug}"
-
-    @property
-    def core_module(self) -> str:
-        """Its experiments and measured verdicts: ``core.lessons.<slug>``."""
-        return f"core.lessons.{self.slug}"
+    #: The page's URL path and the stem of its script: the slug with hyphens (``multi-head``).
+    url_path = _Derived("{url}")
+    #: The page script, relative to the repository root (``pages/multi-head.py``).
+    script = _Derived("pages/{url}.py")
+    #: The i18n key of its title in the navigation and on the home map (``nav.multi_head``).
+    title_key = _Derived("nav.{slug}")
+    #: The i18n key of its one-line summary on the home page's map (``home.lesson_multi_head``).
+    blurb_key = _Derived("home.lesson_{slug}")
+    #: Its catalogue's file name in ``assets/i18n/<lang>/`` (``multi_head.json``).
+    catalogue = _Derived("{slug}.json")
+    #: Its Streamlit helpers (cached calls, controls): ``ui.<slug>``.
+    ui_module = _Derived("ui.{slug}")
+    #: Its Plotly figure builders: ``figures.<slug>``.
+    figures_module = _Derived("figures.{slug}")
+    #: Its experiments and measured verdicts: ``core.lessons.<slug>``.
+    core_module = _Derived("core.lessons.{slug}")
 
 
 #: The start page: the map of the lesson. A page, not a lesson (no ui, figures or core module).

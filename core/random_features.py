@@ -83,7 +83,11 @@ class FourierFeatures:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """z(x) = √(2/m) cos(x w + b): (N,) -> (N, m)."""
         x = np.asarray(x, dtype=np.float64)
-        return math.sqrt(2.0 / self.w.size) * np.cos(np.multiply.outer(x, self.w) + self.b)
+        z = np.multiply.outer(x, self.w)  # (N, m); then in place: no temporary arrays (the error
+        z += self.b  # against m draws thousands of features on each step of the page)
+        np.cos(z, out=z)
+        z *= math.sqrt(2.0 / self.w.size)
+        return z
 
 
 def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures:

@@ -105,19 +105,9 @@ def heatmap_row(
     """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference.
     One per row when ``narrow`` (a phone), each colour bar beside its panel."""
     n = len(panels)
-    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    if narrow:
-        layout, axes, area, top = stacked_layout(
-            n,
-            titles=[p[0] for p in panels],
-            panel_height=200,
-            below=NARROW_X_AXIS,
-            margin_left=NARROW_MARGIN_LEFT,
-        )
-    else:
-        layout, axes = grid_layout(
-            1, n, titles=[p[0] for p in panels], horizontal_spacing=0.08, title_size=16
-        )
+    layout, axes, area, top = panel_row_layout(
+        [p[0] for p in panels], narrow=narrow, spacing=0.08, title_size=16
+    )
     data = []
     for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
         z = np.asarray(z, dtype=float)
@@ -145,6 +135,45 @@ def heatmap_row(
             "title": {"text": y_title if i == 0 or narrow else ""},
         }
         layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+    return panel_row_figure(data, layout, title=title, height=height, narrow=narrow, area=area, top=top)
+
+
+def panel_row_layout(
+    titles: Sequence[str], *, narrow: bool, spacing: float, title_size: int
+) -> tuple[dict, list[str], float | None, float | None]:
+    """The layout of a row of panels titled ``titles`` (matrices side by side), built in one pass
+    from plain dicts (make_subplots and per-panel updates validate at every step).
+
+    On a phone (``narrow``) one panel per row, 200 px each. Returns (layout, axis suffixes, area,
+    top): area and top (``figures.common.stacked_layout``'s) for :func:`panel_row_figure`, None
+    on a desktop.
+    """
+    if narrow:
+        return stacked_layout(
+            len(titles),
+            titles=list(titles),
+            panel_height=200,
+            below=NARROW_X_AXIS,
+            margin_left=NARROW_MARGIN_LEFT,
+        )
+    layout, axes = grid_layout(
+        1, len(titles), titles=list(titles), horizontal_spacing=spacing, title_size=title_size
+    )
+    return layout, axes, None, None
+
+
+def panel_row_figure(
+    data: list[dict],
+    layout: dict,
+    *,
+    title: str | None,
+    height: int,
+    narrow: bool,
+    area: float | None,
+    top: float | None,
+) -> go.Figure:
+    """The figure of a :func:`panel_row_layout` row with its traces and title: ``height`` px with
+    room for the colour bar on a desktop, sized by its stacked panels on a phone (``narrow``)."""
     if narrow:
         layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
         return go.Figure({"data": data, "layout": layout})
@@ -201,9 +230,11 @@ def signed_heatmap(
     y: Sequence[str] | None = None,
     height: int = 420,
     hover_template: str | None = None,
+    bound: float | None = None,
 ) -> go.Figure:
     """A signed matrix (L, C) as ``figures.common.heatmap`` on the signed scale centred at 0, its
-    range ± the largest finite |z| (1 when there is none or it is 0); NaN / ±inf cells blank.
+    range ± ``bound`` (default: the largest finite |z|, 1 when there is none or it is 0); NaN / ±inf
+    cells blank.
 
     ``labels``: title, x and y (axis titles); ``x`` / ``y``: tick labels of the C columns / L rows.
     Shared by the scaled-dot-product page's scores and output and multi-head's concatenation.
@@ -211,7 +242,8 @@ def signed_heatmap(
     z = np.asarray(z, dtype=float)
     shown = np.where(np.isfinite(z), z, np.nan)
     finite = np.abs(shown[np.isfinite(shown)])
-    bound = (float(finite.max()) if finite.size else 0.0) or 1.0
+    if bound is None:
+        bound = (float(finite.max()) if finite.size else 0.0) or 1.0
     return heatmap(
         shown,
         x=x,

@@ -1,7 +1,8 @@
 """Figures of the kernel-approximation page: random-feature fits, error against m, cost against L.
 
-Pure Plotly builders: arrays and already-translated strings in, ``go.Figure`` out. The page wraps
-them with ``ui.layout.cached_figure``; never mutate a returned figure.
+Pure Plotly builders: arrays and already-translated words (one ``labels: Labels`` per figure, see
+``figures.common``) in, ``go.Figure`` out. The page wraps them with ``ui.layout.cached_figure``;
+never mutate a returned figure.
 """
 
 from __future__ import annotations
@@ -11,23 +12,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from figures.attention_shared import panel_row_figure, panel_row_layout
 from figures.common import (
-    COLORBAR_MARGIN,
     GREY,
-    MARGIN_BOTTOM,
-    MARGIN_LEFT,
     MID_GREY,
-    NARROW_COLORBAR_MARGIN,
-    NARROW_MARGIN_LEFT,
-    NARROW_X_AXIS,
     PALETTE,
     SIGNED_COLORSCALE,
     WEIGHT_COLORSCALE,
+    Labels,
     base_layout,
-    grid_layout,
     log_axis,
-    stacked_layout,
-    stacked_size,
 )
 
 
@@ -55,16 +49,14 @@ def rff_fit_figure(
     exact: np.ndarray,
     approx: np.ndarray,
     *,
-    names: tuple[str, str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 430,
 ) -> go.Figure:
     """The data (N,), the exact fit and the random-feature fit on the query grid (Q,).
 
-    ``names`` = (data, exact fit, approximate fit). The y range is pinned to the data (a wild
-    approximate fit at small m would otherwise squash everything else).
+    ``labels``: title, x, y and the names ``data``, ``exact`` and ``approx`` (the two fits). The y
+    range is pinned to the data (a wild approximate fit at small m would otherwise squash
+    everything else).
     """
     fig = go.Figure()
     fig.add_trace(
@@ -72,114 +64,120 @@ def rff_fit_figure(
             x=np.asarray(x_train),
             y=np.asarray(y_train),
             mode="markers",
-            name=names[0],
+            name=labels.name("data"),
             marker={"color": GREY, "size": 6, "opacity": 0.6},
         )
     )
     fig.add_trace(
         go.Scatter(
-            x=np.asarray(x_query), y=np.asarray(exact), name=names[1], line={"color": PALETTE[0], "width": 4}
+            x=np.asarray(x_query),
+            y=np.asarray(exact),
+            name=labels.name("exact"),
+            line={"color": PALETTE[0], "width": 4},
         )
     )
     fig.add_trace(
         go.Scatter(
             x=np.asarray(x_query),
             y=np.asarray(approx),
-            name=names[2],
+            name=labels.name("approx"),
             line={"color": PALETTE[1], "width": 3, "dash": "dash"},
         )
     )
     y = np.asarray(y_train, dtype=float)
     pad = 0.25 * float(y.max() - y.min() or 1.0)
-    fig.update_yaxes(title=y_title, range=[float(y.min()) - pad, float(y.max()) + pad])
-    fig.update_xaxes(title=x_title)
-    return _legend_below(base_layout(fig, title=title, height=height))
+    fig.update_yaxes(title=labels.y, range=[float(y.min()) - pad, float(y.max()) + pad])
+    fig.update_xaxes(title=labels.x)
+    return _legend_below(base_layout(fig, title=labels.title, height=height))
+
+
+def _curves(
+    fig: go.Figure,
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    dashed: Sequence[str] = (),
+    scale: float = 1.0,
+    log_y: bool = False,
+) -> None:
+    """One line per named series (values scaled by ``scale``) over the shared x (M,); dashed ones
+    are thinner references. On a log y axis (``log_y``) non-positive or non-finite values are left
+    out of a curve: they cannot be drawn there."""
+    xs = np.asarray(x, dtype=float)
+    for i, (name, y) in enumerate(series.items()):
+        ys = scale * np.asarray(y, dtype=float)
+        ok = np.isfinite(ys) & (ys > 0) if log_y else np.ones(ys.shape, dtype=bool)
+        ref = name in dashed
+        fig.add_trace(
+            go.Scatter(
+                x=xs[ok],
+                y=ys[ok],
+                name=name,
+                mode="lines" if ref else "lines+markers",
+                line={"color": PALETTE[i % len(PALETTE)], "width": 2 if ref else 3}
+                | ({"dash": "dash"} if ref else {}),
+            )
+        )
 
 
 def loglog_figure(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     dashed: Sequence[str] = (),
     marker_x: float | None = None,
-    marker_text: str = "",
     height: int = 420,
 ) -> go.Figure:
     """Named curves over a shared x on log-log axes; dashed ones are references (e.g. c/√m).
 
     Non-positive or non-finite values are left out of a curve (they cannot be drawn on a log
-    axis). ``marker_x`` draws a dotted vertical line (e.g. the current m).
+    axis). ``marker_x`` draws a dotted vertical line (e.g. the current m), named by the optional
+    label ``marker``. ``labels``: title, x, y (the series' names are the keys of ``series``).
     """
     fig = go.Figure()
     xs = np.asarray(x, dtype=float)
-    for i, (name, y) in enumerate(series.items()):
-        ys = np.asarray(y, dtype=float)
-        ok = np.isfinite(ys) & (ys > 0)
-        fig.add_trace(
-            go.Scatter(
-                x=xs[ok],
-                y=ys[ok],
-                name=name,
-                mode="lines" if name in dashed else "lines+markers",
-                line={"color": PALETTE[i % len(PALETTE)], "width": 2 if name in dashed else 3}
-                | ({"dash": "dash"} if name in dashed else {}),
-            )
-        )
+    _curves(fig, xs, series, dashed=dashed, log_y=True)
     if marker_x is not None:
         fig.add_vline(x=marker_x, line={"color": MID_GREY, "dash": "dot"})
         fig.add_annotation(
             x=float(np.log10(marker_x)),
             y=1.0,
             yref="paper",
-            text=marker_text,
+            text=labels.name("marker") if labels.has("marker") else "",
             showarrow=False,
             xanchor="right",
             yanchor="bottom",
             font={"size": 13, "color": MID_GREY},
         )
-    fig.update_xaxes(title=x_title, **log_axis(xs))
-    fig.update_yaxes(title=y_title, **log_axis(*series.values()))
-    return _legend_below(base_layout(fig, title=title, height=height))
+    fig.update_xaxes(title=labels.x, **log_axis(xs))
+    fig.update_yaxes(title=labels.y, **log_axis(*series.values()))
+    return _legend_below(base_layout(fig, title=labels.title, height=height))
 
 
 def share_figure(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     height: int = 400,
 ) -> go.Figure:
-    """Shares in [0, 1] (e.g. of near-zero denominators) against m on a log x axis, in percent."""
+    """Shares in [0, 1] (e.g. of near-zero denominators) against m on a log x axis, in percent.
+    ``labels``: title, x, y (the series' names are the keys of ``series``)."""
     fig = go.Figure()
-    for i, (name, y) in enumerate(series.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=np.asarray(x, dtype=float),
-                y=100.0 * np.asarray(y, dtype=float),
-                name=name,
-                mode="lines+markers",
-                line={"color": PALETTE[i % len(PALETTE)], "width": 3},
-            )
-        )
-    fig.update_xaxes(title=x_title, **log_axis(x))
-    fig.update_yaxes(title=y_title, range=[-2, 102], ticksuffix="%")
-    return _legend_below(base_layout(fig, title=title, height=height))
+    _curves(fig, x, series, scale=100.0)
+    fig.update_xaxes(title=labels.x, **log_axis(x))
+    fig.update_yaxes(title=labels.y, range=[-2, 102], ticksuffix="%")
+    return _legend_below(base_layout(fig, title=labels.title, height=height))
 
 
 def matrices_row(
     panels: Sequence[tuple[str, np.ndarray]],
     *,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     signed_last: bool = False,
     signed: bool = False,
     zmax: float | None = None,
-    title: str | None = None,
     height: int = 420,
     narrow: bool = False,
 ) -> go.Figure:
@@ -189,7 +187,8 @@ def matrices_row(
     zmax defaults to the largest finite value of the shared panels (attention weights of a
     long sequence are far below 1). With ``signed`` the shared panels are signed (a diverging
     scale in [-zmax, zmax], zmax the largest |value|). With ``signed_last`` the last panel is a
-    difference, drawn on its own diverging scale symmetric about 0.
+    difference, drawn on its own diverging scale symmetric about 0. ``labels``: title (optional),
+    x (keys or columns), y (queries).
     """
     n = len(panels)
     shared = [np.asarray(z, dtype=float) for _, z in (panels[:-1] if signed_last else panels)]
@@ -198,21 +197,11 @@ def matrices_row(
         zmax = max((float(f.max()) for f in finite if f.size), default=1.0)
     zmax = zmax if zmax > 0 else 1.0
     spacing = 0.1 if signed_last else 0.04
-    # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    if narrow:
-        layout, axes, area, top = stacked_layout(
-            n,
-            titles=[p[0] for p in panels],
-            panel_height=200,
-            below=NARROW_X_AXIS,
-            margin_left=NARROW_MARGIN_LEFT,
-        )
-    else:
-        layout, axes = grid_layout(
-            1, n, titles=[p[0] for p in panels], horizontal_spacing=spacing, title_size=15
-        )
+    layout, axes, area, top = panel_row_layout(
+        [p[0] for p in panels], narrow=narrow, spacing=spacing, title_size=15
+    )
     panel_width = (1 - spacing * (n - 1)) / n
-    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
+    hover = f"{labels.y} %{{y}} → {labels.x} %{{x}}<br>%{{z:.4g}}<extra></extra>"
     data = []
     for i, ((_, z), suffix) in enumerate(zip(panels, axes, strict=True)):
         z = np.asarray(z, dtype=float)
@@ -239,24 +228,17 @@ def matrices_row(
         # the difference panel's rows are the first panel's: its own labels met the shared colour
         # bar's tick labels in the gap between them
         layout[f"yaxis{suffix}"] |= {"autorange": "reversed", "showticklabels": i == 0 or narrow,
-                                     "title": {"text": y_title if i == 0 or narrow else ""}}  # fmt: skip
-        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
-    if narrow:
-        layout |= {"title": {"text": title}, **stacked_size(top, area, right=NARROW_COLORBAR_MARGIN)}
-        return go.Figure({"data": data, "layout": layout})
-    layout |= {"title": {"text": title}, "height": height,
-               "margin": {"l": MARGIN_LEFT, "r": COLORBAR_MARGIN, "t": 60 if title else 30,
-                          "b": MARGIN_BOTTOM}}  # fmt: skip
-    return go.Figure({"data": data, "layout": layout})
+                                     "title": {"text": labels.y if i == 0 or narrow else ""}}  # fmt: skip
+        layout[f"xaxis{suffix}"] |= {"title": {"text": labels.x}}
+    title = labels.title or None
+    return panel_row_figure(data, layout, title=title, height=height, narrow=narrow, area=area, top=top)
 
 
 def cost_figure(
     lengths: Mapping[str, np.ndarray],
     values: Mapping[str, np.ndarray],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     crossovers: Mapping[str, float] | None = None,
     height: int = 420,
 ) -> go.Figure:
@@ -265,6 +247,7 @@ def cost_figure(
     Args:
         lengths: method name -> (P,) lengths it was measured at.
         values: method name -> (P,) costs (same keys).
+        labels: title, x (L), y (the cost's unit).
         crossovers: label -> L where a method becomes cheaper than the exact attention.
     """
     fig = go.Figure()
@@ -290,6 +273,6 @@ def cost_figure(
             yanchor="top",
             font={"size": 13, "color": PALETTE[(j + 1) % len(PALETTE)]},
         )
-    fig.update_xaxes(title=x_title, **log_axis(*lengths.values()))
-    fig.update_yaxes(title=y_title, **log_axis(*values.values()))
-    return _legend_below(base_layout(fig, title=title, height=height))
+    fig.update_xaxes(title=labels.x, **log_axis(*lengths.values()))
+    fig.update_yaxes(title=labels.y, **log_axis(*values.values()))
+    return _legend_below(base_layout(fig, title=labels.title, height=height))

@@ -1,7 +1,8 @@
 """Figures of the multi-head & positions page: pure Plotly builders (arrays in, ``go.Figure`` out).
 
-Every string shown (titles, axis titles, legend names) is passed in already translated. Weight maps
-are (L, S) with rows = queries on y, top row first, as in ``figures.common.heatmap``.
+Every string shown is passed in already translated, as one ``labels: Labels`` (``figures.common``)
+per figure; per-panel titles are data. Weight maps are (L, S) with rows = queries on y, top row
+first, as in ``figures.common.heatmap``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from figures.common import (
     NARROW_WIDTH,
     NARROW_X_AXIS,
     PALETTE,
-    SIGNED_COLORSCALE,
     TOKEN_MARGIN,
     WEIGHT_COLORSCALE,
     Labels,
@@ -56,26 +56,24 @@ def _vertical_ticks_px(labels: Sequence[str], font_px: float) -> int:
 def head_grid(
     weights: np.ndarray,
     *,
-    labels: Sequence[str],
+    tokens: Sequence[str],
     head_titles: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
-    colorbar_title: str,
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """One heatmap per head on a shared 0..1 colour scale (on a phone, ``narrow``: one head per
     row up to 8 heads, with its token labels).
 
     Args:
-        weights: (H, L, S) attention weights (self-attention: L = S = len(labels)).
-        labels: tick labels of the tokens (unique strings, e.g. "0 dog").
+        weights: (H, L, S) attention weights (self-attention: L = S = len(tokens)).
+        tokens: tick labels of the tokens (unique strings, e.g. "0 dog").
         head_titles: H subplot titles.
+        labels: title, x (keys), y (queries), z (the colour bar).
     """
     weights = np.asarray(weights, dtype=float)
     H = weights.shape[0]
     if narrow and H <= 8:
-        return _head_column(weights, labels, head_titles, title, x_title, y_title, colorbar_title)
+        return _head_column(weights, tokens, head_titles, labels)
     cols = min(H, GRID_COLUMNS_FEW if H <= 8 else GRID_COLUMNS_MANY)
     if narrow:  # many heads on a phone: a few to a row, colours only
         cols = 4
@@ -88,80 +86,72 @@ def head_grid(
         vertical_spacing=min(0.12, 0.3 / rows),
         title_size=14,
     )
-    show_ticks = len(labels) <= 12 and cols <= 4 and not narrow
+    show_ticks = len(tokens) <= 12 and cols <= 4 and not narrow
     last_row_start = (rows - 1) * cols
     data = []
-    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>"
     for h in range(H):
         c = h % cols
         suffix = axes[h]
-        data.append(
-            {"type": "heatmap", "z": weights[h], "x": list(labels), "y": list(labels), "xaxis": f"x{suffix}",
-             "yaxis": f"y{suffix}", "coloraxis": "coloraxis",
-             "hovertemplate": f"{head_titles[h]}<br>{hover}"}
-        )  # fmt: skip
+        data.append(_head_trace(weights[h], tokens, head_titles[h], suffix, labels))
         # tick labels and titles only on the outer edge of the grid
         first = c == 0
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
             "type": "category",
             "showticklabels": first and show_ticks,
-            "title": {"text": y_title if first else ""},
+            "title": {"text": labels.y if first else ""},
         }
         bottom = h >= last_row_start or h + cols >= H  # the lowest heatmap of its column
         layout[f"xaxis{suffix}"] |= {
             "type": "category",
             "tickangle": -90,
             "showticklabels": bottom and show_ticks,
-            "title": {"text": x_title if bottom else ""},
+            "title": {"text": labels.x if bottom else ""},
         }
     for k in range(H, rows * cols):  # empty cells of the last row: no axes drawn
         layout[f"xaxis{axes[k]}"] |= {"visible": False}
         layout[f"yaxis{axes[k]}"] |= {"visible": False}
     per_row = 300 if cols <= 4 else 190
-    bottom_px = max(105, _vertical_ticks_px(labels, BASE_FONT_SIZE)) if show_ticks else 105
+    bottom_px = max(105, _vertical_ticks_px(tokens, BASE_FONT_SIZE)) if show_ticks else 105
     layout |= {
         "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
-                      "colorbar": {"title": {"text": colorbar_title}}},
-        "title": {"text": title},
+                      "colorbar": {"title": {"text": labels.z}}},
+        "title": {"text": labels.title},
         "height": max(360, 90 + per_row * rows) + bottom_px - 105,
         "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": bottom_px},
     }  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
 
 
+def _head_trace(z: np.ndarray, tokens: Sequence[str], head_title: str, suffix: str, labels: Labels) -> dict:
+    """One head's (L, S) map on the shared colour axis, in the subplot of axis ``suffix``."""
+    hover = f"{head_title}<br>{labels.y} %{{y}} → {labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>"
+    return {"type": "heatmap", "z": z, "x": list(tokens), "y": list(tokens), "xaxis": f"x{suffix}",
+            "yaxis": f"y{suffix}", "coloraxis": "coloraxis", "hovertemplate": hover}  # fmt: skip
+
+
 def _head_column(
-    weights: np.ndarray,
-    labels: Sequence[str],
-    head_titles: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
-    colorbar_title: str,
+    weights: np.ndarray, tokens: Sequence[str], head_titles: Sequence[str], labels: Labels
 ) -> go.Figure:
     """:func:`head_grid` on a phone: one head per row, each with its query and key labels."""
     H = weights.shape[0]
-    show_ticks = len(labels) <= 12
-    below = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+    show_ticks = len(tokens) <= 12
+    below = _vertical_ticks_px(tokens, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
     side = NARROW_WIDTH - NARROW_TOKEN_MARGIN - NARROW_COLORBAR_MARGIN  # square maps
     layout, axes, area, top = stacked_layout(
         H, titles=head_titles, panel_height=side, below=below, margin_left=NARROW_TOKEN_MARGIN
     )
-    hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>"
     data = []
     for h, suffix in enumerate(axes):
-        data.append(
-            {"type": "heatmap", "z": weights[h], "x": list(labels), "y": list(labels), "xaxis": f"x{suffix}",
-             "yaxis": f"y{suffix}", "coloraxis": "coloraxis", "hovertemplate": f"{head_titles[h]}<br>{hover}"}
-        )  # fmt: skip
+        data.append(_head_trace(weights[h], tokens, head_titles[h], suffix, labels))
         ticks = {"type": "category", "showticklabels": show_ticks}
-        layout[f"yaxis{suffix}"] |= ticks | {"autorange": "reversed", "title": {"text": y_title}}
-        layout[f"xaxis{suffix}"] |= ticks | {"tickangle": -90, "title": {"text": x_title}}
+        layout[f"yaxis{suffix}"] |= ticks | {"autorange": "reversed", "title": {"text": labels.y}}
+        layout[f"xaxis{suffix}"] |= ticks | {"tickangle": -90, "title": {"text": labels.x}}
     layout |= {
         "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
-                      "colorbar": {"title": {"text": colorbar_title}, "len": min(1.0, 2.5 * side / area),
+                      "colorbar": {"title": {"text": labels.z}, "len": min(1.0, 2.5 * side / area),
                                    "y": 1.0, "yanchor": "top"}},
-        "title": {"text": title},
+        "title": {"text": labels.title},
         **stacked_size(top, area, left=NARROW_TOKEN_MARGIN, right=NARROW_COLORBAR_MARGIN, bottom=below),
     }  # fmt: skip
     return go.Figure({"data": data, "layout": layout})
@@ -171,30 +161,26 @@ def concat_heatmap(
     concat: np.ndarray,
     *,
     n_heads: int,
-    labels: Sequence[str],
+    tokens: Sequence[str],
     head_titles: Sequence[str],
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """The heads' outputs side by side, (L, H * d_v), with a line between heads.
 
     Args:
         concat: (L, H * d_v) concatenated head outputs (the input of W_O).
+        tokens: (L,) the rows' token labels.
+        labels: title, x (the concatenated columns), y (queries).
         head_titles: H short labels written above each block; on a phone (``narrow``) every other
             label is raised a line when neighbours would touch, and none is written when even
             that is too tight.
     """
     concat = np.asarray(concat, dtype=float)
     width = concat.shape[1] // n_heads
-    fig = signed_heatmap(
-        concat,
-        labels=Labels.of(title=title, x=x_title, y=y_title),
-        y=list(labels),
-        height=max(360, 140 + 22 * len(labels)),
-        hover_template=f"%{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
-    )
+    bound = float(np.abs(concat).max()) or 1.0
+    hover = f"%{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>"
+    fig = _signed_heatmap(concat, bound, labels, max(360, 140 + 22 * len(tokens)), rows=tokens, hover=hover)
     # Head boundaries and labels in one layout update: add_vline / add_annotation re-validate every
     # shape and annotation already there on each call (16 heads: 0.23 s, 32 heads: 0.7 s).
     line = {"color": BLACK, "width": 2 if n_heads <= 8 else 1}
@@ -240,8 +226,7 @@ def head_bars(
     max_support: float,
     titles: tuple[str, str],
     y_titles: tuple[str, str],
-    x_title: str,
-    reference_names: tuple[str, str],
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """Two bar charts side by side (one above the other when ``narrow``: a phone): mean normalised
@@ -250,6 +235,8 @@ def head_bars(
     Args:
         normalized_entropy: (H,) in [0, 1]; a dashed line marks 1 (uniform rows).
         support: (H,) effective number of keys; a dashed line marks ``max_support`` (all keys).
+        titles, y_titles: the two panels' titles and y axis titles.
+        labels: x (heads) and the dashed lines' names ``uniform`` and ``all_keys``.
     """
     if narrow:
         layout, axes, area, top = stacked_layout(
@@ -264,7 +251,10 @@ def head_bars(
         {"type": "bar", "x": x, "y": np.asarray(support, dtype=float), "marker": {"color": PALETTE[1]},
          "showlegend": False, "xaxis": "x2", "yaxis": "y2"},
     ]  # fmt: skip
-    for suffix, level, name in (("", 1.0, reference_names[0]), ("2", max_support, reference_names[1])):
+    for suffix, level, name in (
+        ("", 1.0, labels.name("uniform")),
+        ("2", max_support, labels.name("all_keys")),
+    ):
         data.append(
             {"type": "scatter", "x": [x[0], x[-1]], "y": [level, level], "mode": "lines",
              "line": {"dash": "dash", "color": GREY}, "name": name, "showlegend": True,
@@ -273,7 +263,7 @@ def head_bars(
     layout["yaxis"] |= {"title": {"text": y_titles[0]}, "range": [0, 1.05]}
     layout["yaxis2"] |= {"title": {"text": y_titles[1]}, "range": [0, max_support * 1.05]}
     for suffix in axes:
-        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}, "type": "category"}
+        layout[f"xaxis{suffix}"] |= {"title": {"text": labels.x}, "type": "category"}
     if narrow:
         layout |= stacked_size(top, area)
         return go.Figure({"data": data, "layout": layout})
@@ -290,25 +280,23 @@ def similarity_matrix(
     *,
     head_labels: Sequence[str],
     pairs: Sequence[tuple[int, int, float]],
-    title: str,
-    axis_title: str,
-    colorbar_title: str,
-    pair_name: str,
+    labels: Labels,
 ) -> go.Figure:
     """The (H, H) head-similarity matrix (1 = identical maps), redundant pairs circled.
 
     Args:
         similarity: (H, H) values in [0, 1].
         pairs: (a, b, similarity) pairs to mark (a < b); both (a, b) and (b, a) get a marker.
+        labels: title, x and y (heads), z (the colour bar), the markers' name ``pair``.
     """
     H = len(head_labels)
     fig = heatmap(
         np.asarray(similarity, dtype=float),
         x=list(head_labels),
         y=list(head_labels),
-        title=title,
-        x_title=axis_title,
-        y_title=axis_title,
+        title=labels.title,
+        x_title=labels.x,
+        y_title=labels.y,
         colorscale="Viridis",
         zmin=0.0,
         zmax=1.0,
@@ -316,9 +304,7 @@ def similarity_matrix(
         hover_template="%{y} · %{x}<br>%{z:.3f}<extra></extra>",
     )
     # the title along the bar: above it, it met the legend of circled pairs and the top tick label
-    fig.update_traces(
-        colorbar={"title": {"text": colorbar_title, "side": "right"}}, selector={"type": "heatmap"}
-    )
+    fig.update_traces(colorbar={"title": {"text": labels.z, "side": "right"}}, selector={"type": "heatmap"})
     fig.update_xaxes(type="category", tickangle=-45)
     fig.update_yaxes(type="category")
     if pairs:
@@ -335,7 +321,7 @@ def similarity_matrix(
                     "color": PALETTE[1],
                     "line": {"width": 3},
                 },
-                name=pair_name,
+                name=labels.name("pair"),
                 hoverinfo="skip",
             )
         )
@@ -348,8 +334,8 @@ def redundancy_curve(
     support_series: Sequence[tuple[str, Sequence[float]]],
     *,
     titles: tuple[str, str],
-    x_title: str,
     y_titles: tuple[str, str],
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """Redundancy score (left; top when ``narrow``: a phone) and mean effective support (right;
@@ -360,39 +346,28 @@ def redundancy_curve(
         series: (legend name, one value per H) lines for the left panel; None leaves a gap
             (e.g. H = 1, where there is no pair of heads to compare).
         support_series: the same for the right panel.
+        titles, y_titles: the two panels' titles and y axis titles.
+        labels: x (the number of heads).
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.1)
     x = [str(h) for h in heads]
-    for i, (name, values) in enumerate(series):
-        fig.add_trace(
-            go.Scatter(
+    # the left panel's lines carry the legend; the right panel's (dotted) share their groups
+    panels = ((1, series, {}, {}), (2, support_series, {"dash": "dot"}, {"showlegend": False}))
+    for col, rows, dash, legend in panels:
+        for i, (name, values) in enumerate(rows):
+            line = {"color": PALETTE[i], "width": 3} | dash
+            trace = go.Scatter(
                 x=x,
                 y=list(values),
                 mode="lines+markers",
                 name=name,
-                line={"color": PALETTE[i], "width": 3},
+                line=line,
                 marker={"size": 10},
                 legendgroup=name,
-            ),
-            row=1,
-            col=1,
-        )
-    for i, (name, values) in enumerate(support_series):
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=list(values),
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i], "width": 3, "dash": "dot"},
-                marker={"size": 10},
-                legendgroup=name,
-                showlegend=False,
-            ),
-            row=1,
-            col=2,
-        )
-    fig.update_xaxes(title_text=x_title, type="category")
+                **legend,
+            )
+            fig.add_trace(trace, row=1, col=col)
+    fig.update_xaxes(title_text=labels.x, type="category")
     fig.update_yaxes(title_text=y_titles[0], range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title_text=y_titles[1], rangemode="tozero", row=1, col=2)
     if narrow:
@@ -409,46 +384,45 @@ def redundancy_curve(
     return fig
 
 
-def encoding_heatmap(table: np.ndarray, *, title: str, x_title: str, y_title: str) -> go.Figure:
-    """A positional table (T, d_model): positions down, dimensions across, values in [-1, 1]-ish."""
+def _signed_heatmap(
+    z: np.ndarray,
+    bound: float,
+    labels: Labels,
+    height: int,
+    *,
+    rows: Sequence[str] | None = None,
+    hover: str | None = None,
+) -> go.Figure:
+    """A signed (rows, columns) table on a diverging scale in [-bound, bound]
+    (``figures.attention_shared.signed_heatmap``); ``rows``: the rows' tick labels, ``hover``: the
+    hover template (default: both axis titles and the value)."""
+    return signed_heatmap(
+        z,
+        labels=labels,
+        y=None if rows is None else list(rows),
+        height=height,
+        bound=bound,
+        hover_template=hover or f"{labels.y} %{{y}}<br>{labels.x} %{{x}}<br>%{{z:.3f}}<extra></extra>",
+    )
+
+
+def encoding_heatmap(table: np.ndarray, *, labels: Labels) -> go.Figure:
+    """A positional table (T, d_model): positions down, dimensions across, values in [-1, 1]-ish.
+    ``labels``: title, x (dimensions), y (positions)."""
     table = np.asarray(table, dtype=float)
-    bound = max(1.0, float(np.abs(table).max()))
-    return heatmap(
-        table,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
-        height=420,
-        hover_template=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
-    )
+    return _signed_heatmap(table, max(1.0, float(np.abs(table).max())), labels, 420)
 
 
-def kernel_heatmap(kernel: np.ndarray, *, title: str, x_title: str, y_title: str) -> go.Figure:
-    """The (T, T) position kernel PE·PEᵀ."""
+def kernel_heatmap(kernel: np.ndarray, *, labels: Labels) -> go.Figure:
+    """The (T, T) position kernel PE·PEᵀ. ``labels``: title, x and y (positions)."""
     kernel = np.asarray(kernel, dtype=float)
-    bound = float(np.abs(kernel).max()) or 1.0
-    return heatmap(
-        kernel,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=SIGNED_COLORSCALE,
-        zmin=-bound,
-        zmax=bound,
-        height=440,
-        hover_template=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.3f}}<extra></extra>",
-    )
+    return _signed_heatmap(kernel, float(np.abs(kernel).max()) or 1.0, labels, 440)
 
 
 def kernel_by_distance(
     curves: Sequence[tuple[str, np.ndarray, np.ndarray]],
     *,
-    title: str,
-    x_title: str,
-    y_title: str,
+    labels: Labels,
     formula: tuple[str, np.ndarray, np.ndarray] | None = None,
 ) -> go.Figure:
     """Rows of the position kernel plotted against the signed distance q - p.
@@ -456,41 +430,32 @@ def kernel_by_distance(
     Args:
         curves: (legend name, distances, kernel values) for a few reference positions p; if the
             kernel depends only on distance the curves lie on top of each other.
+        labels: title, x (distance), y (kernel value).
         formula: optional (name, distances, values) of the closed form, drawn as a thin dashed line.
     """
-    fig = go.Figure()
-    for i, (name, d, values) in enumerate(curves):
-        fig.add_trace(
-            go.Scatter(
-                x=np.asarray(d, dtype=float),
-                y=np.asarray(values, dtype=float),
-                mode="lines+markers",
-                name=name,
-                line={"color": PALETTE[i % len(PALETTE)], "width": 5 - min(i, 3)},
-                marker={"size": 7},
-            )
-        )
+    # (curve, its style): the rows thick to thin, so that lines on top of each other all show
+    styled = [
+        (curve, {"mode": "lines+markers", "marker": {"size": 7},
+                 "line": {"color": PALETTE[i % len(PALETTE)], "width": 5 - min(i, 3)}})
+        for i, curve in enumerate(curves)
+    ]  # fmt: skip
     if formula is not None:
-        name, d, values = formula
+        styled.append((formula, {"mode": "lines", "line": {"color": BLACK, "width": 1.5, "dash": "dash"}}))
+    fig = go.Figure()
+    for (name, d, values), style in styled:
         fig.add_trace(
-            go.Scatter(
-                x=np.asarray(d, dtype=float),
-                y=np.asarray(values, dtype=float),
-                mode="lines",
-                name=name,
-                line={"color": BLACK, "width": 1.5, "dash": "dash"},
-            )
+            go.Scatter(x=np.asarray(d, dtype=float), y=np.asarray(values, dtype=float), name=name, **style)
         )
-    fig.update_xaxes(title_text=x_title, zeroline=True)
-    fig.update_yaxes(title_text=y_title)
-    return base_layout(fig, title=title, height=440)
+    fig.update_xaxes(title_text=labels.x, zeroline=True)
+    fig.update_yaxes(title_text=labels.y)
+    return base_layout(fig, title=labels.title, height=440)
 
 
-def _map_trace(z: np.ndarray, labels: Sequence[str], coloraxis: str, number_format: str) -> go.Heatmap:
+def _map_trace(z: np.ndarray, tokens: Sequence[str], coloraxis: str, number_format: str) -> go.Heatmap:
     return go.Heatmap(
         z=np.asarray(z, dtype=float),
-        x=list(labels),
-        y=list(labels),
+        x=list(tokens),
+        y=list(tokens),
         coloraxis=coloraxis,
         hovertemplate=f"%{{y}} → %{{x}}<br>%{{z:{number_format}}}<extra></extra>",
     )
@@ -499,12 +464,9 @@ def _map_trace(z: np.ndarray, labels: Sequence[str], coloraxis: str, number_form
 def permutation_grid(
     rows: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
     *,
-    labels: Sequence[str],
+    tokens: Sequence[str],
     column_titles: tuple[str, str, str],
-    title: str,
-    x_title: str,
-    y_title: str,
-    colorbar_titles: tuple[str, str],
+    labels: Labels,
     narrow: bool = False,
 ) -> go.Figure:
     """One row per setting: A(P x), P A(x) Pᵀ and |difference| for one head (on a phone,
@@ -512,16 +474,17 @@ def permutation_grid(
 
     Args:
         rows: (row name, shuffled map (T, T), predicted map (T, T), |difference| (T, T)).
-        labels: tick labels of the shuffled slots.
+        tokens: tick labels of the shuffled slots.
         column_titles: titles of the three columns (the row name is prefixed to each).
-        colorbar_titles: (weights, difference).
+        labels: title, x (keys), y (queries), z (the weights' colour bar), ``diff`` (the
+            difference's colour bar).
     """
     n = len(rows)
     subplot_titles = [f"{name}: {col}" for name, *_ in rows for col in column_titles]
     # One pass from plain dicts (make_subplots and per-panel updates validate at every step).
-    show_ticks = len(labels) <= 12
+    show_ticks = len(tokens) <= 12
     if narrow:
-        below = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+        below = _vertical_ticks_px(tokens, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
         side = NARROW_WIDTH - NARROW_TOKEN_MARGIN - NARROW_COLORBAR_MARGIN
         layout, axes, area, top = stacked_layout(
             3 * n, titles=subplot_titles, panel_height=side, below=below, margin_left=NARROW_TOKEN_MARGIN
@@ -539,27 +502,27 @@ def permutation_grid(
         )
         for c, (z, coloraxis, fmt) in enumerate(panels):
             suffix = axes[3 * r + c]
-            trace = _map_trace(z, labels, coloraxis, fmt).to_plotly_json()
+            trace = _map_trace(z, tokens, coloraxis, fmt).to_plotly_json()
             data.append(trace | {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
             layout[f"yaxis{suffix}"] |= {
                 "autorange": "reversed",
                 "type": "category",
                 "showticklabels": show_ticks,
-                "title": {"text": y_title if c == 0 else ""},
+                "title": {"text": labels.y if c == 0 else ""},
             }
             layout[f"xaxis{suffix}"] |= {
                 "type": "category",
                 "showticklabels": show_ticks,
                 "tickangle": -90 if narrow else -45,
-                "title": {"text": x_title if r == n - 1 or narrow else ""},
+                "title": {"text": labels.x if r == n - 1 or narrow else ""},
             }
     bar = {"x": 1.02, "len": 0.45}
     layout |= {
         "coloraxis": {"colorscale": WEIGHT_COLORSCALE, "cmin": 0.0, "cmax": 1.0,
-                      "colorbar": {"title": {"text": colorbar_titles[0]}, "y": 0.78, **bar}},
+                      "colorbar": {"title": {"text": labels.z}, "y": 0.78, **bar}},
         "coloraxis2": {"colorscale": "Greys", "cmin": 0.0,
-                       "colorbar": {"title": {"text": colorbar_titles[1]}, "y": 0.22, **bar}},
-        "title": {"text": title},
+                       "colorbar": {"title": {"text": labels.name("diff")}, "y": 0.22, **bar}},
+        "title": {"text": labels.title},
         "height": 300 + 330 * (n - 1) + 120,
         "margin": {"l": TOKEN_MARGIN, "r": COLORBAR_MARGIN, "t": 60, "b": 105},
     }  # fmt: skip
@@ -567,7 +530,7 @@ def permutation_grid(
         for name, axis in (("coloraxis", axes[0]), ("coloraxis2", axes[2])):  # beside a map of their own
             y0, y1 = layout[f"yaxis{axis}"]["domain"]
             layout[name]["colorbar"] |= {"y": (y0 + y1) / 2, "len": y1 - y0, "yanchor": "middle"}
-        bottom = _vertical_ticks_px(labels, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
+        bottom = _vertical_ticks_px(tokens, NARROW_FONT_SIZE) if show_ticks else NARROW_X_AXIS
         layout |= stacked_size(
             top, area, left=NARROW_TOKEN_MARGIN, right=NARROW_COLORBAR_MARGIN, bottom=bottom
         )

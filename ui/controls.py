@@ -126,21 +126,9 @@ def slider(
     A link value it cannot take (not a number, out of range) is replaced by the default, with a
     warning under the slider that says so (:func:`warn_if_refused`).
     """
-    raw = st.query_params.get(key)
-    chosen = _where(where).slider(
-        t(label_key),
-        min_value=min_value,
-        max_value=max_value,
-        value=value,
-        step=step,
-        format=fmt,
-        key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
+    return _bounded(
+        "slider", label_key, key, (min_value, max_value), help_key, where, value=value, step=step, format=fmt
     )
-    warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
-    record_control(key, t(label_key), shown_value(chosen))
-    return chosen
 
 
 def shown_value(value: Any) -> str:
@@ -385,21 +373,45 @@ def number_input(
     refused link value gets a warning, as for :func:`slider`. ``disabled``: shown (with its value
     kept) but not editable, for an input that does not apply under the other controls.
     """
-    raw = st.query_params.get(key)
-    chosen = _where(where).number_input(
-        t(label_key),
-        min_value=min_value,
-        max_value=max_value,
+    return _bounded(
+        "number_input",
+        label_key,
+        key,
+        (min_value, max_value),
+        help_key,
+        where,
         value=value,
         step=step,
         format=fmt,
-        key=key,
-        help=t(help_key) if help_key else None,
         placeholder=placeholder,
         disabled=disabled,
-        bind=BIND,
     )
-    warn_if_refused(label_key, raw, min_value, max_value, chosen, where=where)
+
+
+def _bounded(
+    widget: str,
+    label_key: str,
+    key: str,
+    bounds: tuple[float | None, float | None],
+    help_key: str | None,
+    where: Any | None,
+    **options: Any,
+) -> Any:
+    """Draw the bound ``st.<widget>`` (``"slider"`` or ``"number_input"``) between ``bounds``
+    (min, max) with ``options`` (value, step, format...): a refused link value gets a warning
+    (:func:`warn_if_refused`) and the value is listed in the handout's settings."""
+    raw = st.query_params.get(key)
+    low, high = bounds
+    chosen = getattr(_where(where), widget)(
+        t(label_key),
+        min_value=low,
+        max_value=high,
+        key=key,
+        help=t(help_key) if help_key else None,
+        bind=BIND,
+        **options,
+    )
+    warn_if_refused(label_key, raw, low, high, chosen, where=where)
     record_control(key, t(label_key), shown_value(chosen))
     return chosen
 
@@ -413,13 +425,7 @@ def text_input(
     where: Any | None = None,
 ) -> str:
     """A bound line of text (a sequence to type): kept in the link and listed in the handout."""
-    text = _where(where).text_input(
-        t(label_key),
-        value=value,
-        key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
-    )
+    text = _plain("text_input", label_key, key, value, help_key, where)
     record_control(key, t(label_key), text)
     return text
 
@@ -433,15 +439,16 @@ def toggle(
     where: Any | None = None,
 ) -> bool:
     """A bound on/off toggle."""
-    on = _where(where).toggle(
-        t(label_key),
-        value=value,
-        key=key,
-        help=t(help_key) if help_key else None,
-        bind=BIND,
-    )
+    on = _plain("toggle", label_key, key, value, help_key, where)
     record_control(key, t(label_key), shown_value(bool(on)))
     return on
+
+
+def _plain(widget: str, label_key: str, key: str, value: Any, help_key: str | None, where: Any | None) -> Any:
+    """Draw the bound ``st.<widget>`` (``"text_input"`` or ``"toggle"``) with its label, value and help."""
+    return getattr(_where(where), widget)(
+        t(label_key), value=value, key=key, help=t(help_key) if help_key else None, bind=BIND
+    )
 
 
 #: How a link may spell a flag.

@@ -1,4 +1,5 @@
-"""Cached wrappers and the live cost run of the kernel-approximation page.
+"""Cached wrappers, the attention controls and :class:`View`, the drawing helpers (each figure
+with its ``Labels``) and the live cost run of the kernel-approximation page.
 
 Pages never touch torch: these wrappers call :mod:`core.lessons.kernel_approximation` and hand back numpy
 arrays and frozen dataclasses. Every cached function takes only its arguments and keeps a bounded
@@ -25,7 +26,9 @@ from core.data import post_data
 from core.lessons import kernel_approximation as ka
 from core.random_features import FEATURE_KINDS, RffFit, rff_nw_predict
 from figures import kernel_approximation as fka
+from figures.common import Labels
 from ui import caching, classroom
+from ui import controls as uc
 from ui.i18n import t
 from ui.layout import cached_figure, show_figure
 from ui.live_run import COST, limiter
@@ -86,12 +89,20 @@ def rff_fit(bandwidth: float, m: int, seed: int) -> RffFit:
     return rff_nw_predict(d.x, d.y, ka.regression_grid(N_QUERY), bandwidth, m, seed)
 
 
+@caching.data(max_entries=64)
+def rff_draw(bandwidth: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """One seed's kernel and fit errors against m on the post's data (``ka.rff_draw``), cached on
+    its own: the next seed's convergence shares RFF_SEEDS - 1 of its draws."""
+    d = regression_data()
+    return ka.rff_draw(d.x, d.y, ka.regression_grid(N_QUERY_CONVERGENCE), bandwidth, RFF_M_GRID, seed)
+
+
 @caching.data(max_entries=32)
 def rff_convergence(bandwidth: float, seed: int) -> ka.RffConvergence:
-    """Kernel and fit error against m on the post's data (RFF_SEEDS seeds from ``seed``)."""
-    d = regression_data()
-    xq = ka.regression_grid(N_QUERY_CONVERGENCE)
-    return ka.rff_convergence(d.x, d.y, xq, bandwidth, RFF_M_GRID, RFF_SEEDS, seed)
+    """Kernel and fit error against m on the post's data (RFF_SEEDS seeds from ``seed``); equals
+    ``ka.rff_convergence(..., RFF_M_GRID, RFF_SEEDS, seed)``."""
+    draws = [rff_draw(bandwidth, seed + s) for s in range(RFF_SEEDS)]
+    return ka.rff_convergence_of(RFF_M_GRID, draws)
 
 
 AttentionInputs = ka.AttentionInputs
@@ -203,10 +214,14 @@ def rff_figures(data: RegressionData, fit: RffFit, conv: RffConvergence, h: floa
             fit.x_query,
             fit.exact,
             fit.approx,
-            names=(t("ka.series_data"), t("ka.series_exact_nw"), t("ka.series_rff_nw", m=m)),
-            title=t("ka.fig_rff_fit", m=m, h=h),
-            x_title="x",
-            y_title="y",
+            labels=Labels.of(
+                title=t("ka.fig_rff_fit", m=m, h=h),
+                x="x",
+                y="y",
+                data=t("ka.series_data"),
+                exact=t("ka.series_exact_nw"),
+                approx=t("ka.series_rff_nw", m=m),
+            ),
         )
         show_figure(fig, key="ka_fig_rff_fit", look_for_key="ka.look_rff_fit", code=rff_nw_predict)
     with b:
@@ -217,12 +232,11 @@ def rff_figures(data: RegressionData, fit: RffFit, conv: RffConvergence, h: floa
                 t("ka.series_fit_rms", seeds=RFF_SEEDS): conv.fit_rms,
                 t("ka.series_sqrt_m"): conv.reference,
             },
-            title=t("ka.fig_rff_error"),
-            x_title=t("ka.axis_m"),
-            y_title=t("ka.axis_rms"),
+            labels=Labels.of(
+                title=t("ka.fig_rff_error"), x=t("ka.axis_m"), y=t("ka.axis_rms"), marker=t("ka.current_m")
+            ),
             dashed=(t("ka.series_sqrt_m"),),
             marker_x=float(m),
-            marker_text=t("ka.current_m"),
         )
         show_figure(
             fig,
@@ -249,8 +263,7 @@ def approximation_results(r, m: int) -> None:
             (t("ka.panel_approx", m=m), r.approx),
             (t("ka.panel_diff"), r.approx - r.exact),
         ),
-        x_title=t("ka.axis_key"),
-        y_title=t("ka.axis_query"),
+        labels=Labels.of(x=t("ka.axis_key"), y=t("ka.axis_query")),
         signed_last=True,
         zmax=float(r.exact.max()),  # the exact map's scale: wild approximate weights saturate
     )
@@ -268,9 +281,7 @@ def feature_error_chart(cmp: ka.FeatureComparison, names: dict[str, str]) -> go.
     return loglog_figure(
         cmp.m,
         series,
-        title=t("ka.fig_feature_error"),
-        x_title=t("ka.axis_m"),
-        y_title=t("ka.axis_rel_error"),
+        labels=Labels.of(title=t("ka.fig_feature_error"), x=t("ka.axis_m"), y=t("ka.axis_rel_error")),
         dashed=(t("ka.series_sqrt_m"),),
     )
 
@@ -286,9 +297,7 @@ def denominators_figure(cmp) -> None:
             t("ka.series_trig_near_zero"): cmp.near_zero_share[trig],
             t("ka.series_pos_near_zero"): cmp.near_zero_share[pos],
         },
-        title=t("ka.fig_denominators"),
-        x_title=t("ka.axis_m"),
-        y_title=t("ka.axis_share"),
+        labels=Labels.of(title=t("ka.fig_denominators"), x=t("ka.axis_m"), y=t("ka.axis_share")),
     )
     show_figure(fig, key="ka_fig_denominators", look_for_key="ka.look_denominators", code=ka.compare_features)
 
@@ -326,11 +335,156 @@ def show_cost(run: CostRun | None) -> None:
             fig = cost_figure(
                 lengths,
                 values,
-                title=t(f"ka.fig_cost_{field}"),
-                x_title="L",
-                y_title=unit,
+                labels=Labels.of(title=t(f"ka.fig_cost_{field}"), x="L", y=unit),
                 crossovers=crossovers,
             )
             show_figure(fig, key=f"ka_fig_cost_{field}", look_for_key=f"ka.look_cost_{field}")
             for line in always:
                 st.caption(line)
+
+
+# ----------------------------------------------------------------------------------------------
+# the page's View, its attention controls and the sections' figures
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class View:
+    """The page-wide values the sections read.
+
+    Attributes:
+        inputs: the attention controls (L, D, σ, seed), drawn by the first section that asks
+            (``ui.sections.once``): (inputs, seed), or None when they are refused (the controls
+            said why).
+    """
+
+    inputs: Callable[[], tuple[AttentionInputs, int] | None]
+
+
+def attention_controls() -> tuple[AttentionInputs, int] | None:
+    """Page-wide controls of the attention sections: L, D, σ and the seed (also the features')."""
+    c1, c2, c3, c4 = st.columns(4)
+    length = int(
+        uc.slider(
+            "ka.length", key="ka_len", min_value=4, max_value=MAX_DISPLAY_LENGTH, value=16, step=1, where=c1
+        )
+    )
+    d_k = int(uc.select_slider("ka.dk", key="ka_dk", options=DK_OPTIONS, value=16, where=c2))
+    sigma = float(
+        uc.select_slider(
+            "ka.sigma", key="ka_sigma", options=SIGMA_OPTIONS, value=0.5, help_key="ka.sigma_help", where=c3
+        )
+    )
+    seed = uc.seed("ka_att_seed", value=0, where=c4)
+    try:
+        return attention_inputs(length, d_k, sigma, seed), seed
+    except ValueError:
+        st.error(t("ka.input_error"))
+        return None
+
+
+def rff_results(fit: RffFit, conv: RffConvergence, h: float, m: int, seed: int) -> None:
+    """Random Fourier features (the body says how fast they converge), measured: the answer.
+
+    On a slide the figures come first, so that they start on a 1280x720 screen."""
+    text, charts = classroom.figures_first()
+    text.markdown(t("ka.rff_body"))
+    text.latex(
+        r"e^{-(x-x')^2/2h^2}=\mathbb{E}_{w,b}\big[z(x)\,z(x')\big],\quad "
+        r"z(x)=\sqrt{2/m}\,\cos(wx+b),\ w\sim\mathcal N(0,h^{-2}),\ b\sim U[0,2\pi)"
+    )
+    at_m = list(conv.m).index(m)  # the chart's grid holds every m of the slider
+    k1, k2, k3 = text.columns(3)
+    k1.metric(t("ka.metric_fit_rms", seeds=RFF_SEEDS), f"{conv.fit_rms[at_m]:.3g}")
+    k2.metric(t("ka.metric_min_den"), f"{fit.denominator.min():.3g}", help=t("ka.metric_min_den_help"))
+    k3.metric(t("ka.metric_slope"), f"{conv.slope:.2f}", help=t("ka.metric_slope_help"))
+    text.caption(t("ka.fit_rms_draw", m=m, seed=seed, draw=f"{fit.rms_error:.3g}", seeds=RFF_SEEDS))
+    with charts:
+        rff_figures(regression_data(), fit, conv, h, m, seed)
+
+
+#: The comparisons said under the error chart: (kind, the kinds it is compared with, i18n key).
+FEATURE_VERSUS = (
+    ("trigonometric", ("positive_orthogonal", "positive_iid"), "ka.trig_vs_positive"),
+    ("positive_orthogonal", ("positive_iid",), "ka.orth_vs_iid"),
+)
+
+
+def _feature_verdicts(cmp: ka.FeatureComparison, inp: AttentionInputs) -> None:
+    """How the kinds compare at each m on the inputs on screen (computed, with the m ranges)."""
+    sigma, d = f"{inp.sigma:g}", inp.q.shape[-1]
+    for kind, others, key in FEATURE_VERSUS:
+        parts = [
+            t(f"ka.part_{run.outcome}", ms=run.m_range, ratio=run.ratio, pct=f"{ka.SAME_RTOL:.0%}")
+            for run in comparison_runs(cmp, kind, others)
+        ]
+        st.markdown(t(key, sigma=sigma, d=d, parts=t("ka.part_sep").join(parts)))
+    st.caption(t("ka.trig_depends"))
+
+
+def features_results(cmp: ka.FeatureComparison, names: dict[str, str], inp: AttentionInputs) -> None:
+    """The error of each kind of feature against m, the denominators, and why positive ones win."""
+    a, b = st.columns(2)
+    with a:
+        fig = feature_error_chart(cmp, names)
+        show_figure(
+            fig, key="ka_fig_feature_error", look_for_key="ka.look_feature_error", code=ka.compare_features
+        )
+    with b:
+        denominators_figure(cmp)
+    _feature_verdicts(cmp, inp)
+    st.markdown(t("ka.features_why"))
+
+
+def causal_results(c: ka.CausalCheck) -> None:
+    """The causal prefix-sum form against the masked quadratic form: two metrics and the three maps."""
+    k1, k2 = st.columns(2)
+    k1.metric(t("ka.metric_causal_diff"), f"{c.max_abs_diff:.1e}")
+    k2.metric(t("ka.metric_causal_exact"), f"{c.exact_error:.3f}", help=t("ka.metric_causal_exact_help"))
+    fig = matrices_row(
+        (
+            (t("ka.panel_prefix"), c.prefix),
+            (t("ka.panel_masked"), c.masked),
+            (t("ka.panel_causal_diff"), c.difference),
+        ),
+        labels=Labels.of(x=t("ka.axis_dv"), y=t("ka.axis_query")),
+        signed=True,
+        signed_last=True,
+    )
+    show_figure(fig, key="ka_fig_causal", look_for_key="ka.look_causal", code=ka.causal_check)
+
+
+def dissection_results(inp: AttentionInputs) -> None:
+    """The attention weights of each kernel of the Transformer Dissection, and where (1 + s)² tracks exp."""
+    weights = dissection(inp)
+    fig = matrices_row(
+        tuple((t(f"ka.kernel_{name}"), weights[name]) for name in ka.DISSECTION_KERNELS),
+        labels=Labels.of(x=t("ka.axis_key"), y=t("ka.axis_query")),
+    )
+    poly = polynomial_match(inp)
+    show_figure(
+        fig,
+        key="ka_fig_tsai",
+        look_for_key="ka.look_tsai",
+        code=(ka.dissection_weights, ka.polynomial_match),
+        pct=f"{poly.rtol:.0%}",
+        radius=f"{poly.radius:.2f}",
+        share=f"{poly.share:.0%}",
+        lo=f"{poly.lowest:.2f}",
+        hi=f"{poly.highest:.2f}",
+    )
+
+
+def run_cost_with_progress(max_length: int, m: int) -> None:
+    """Run the cost measurement under a progress bar; keep its result, or say the server is busy."""
+    bar = st.progress(0.0, text=t("ka.cost_running"))
+    result = run_cost(
+        max_length,
+        m,
+        lambda f, method: bar.progress(f, text=t("ka.cost_progress", method=t(f"ka.method_{method}"))),
+    )
+    bar.empty()
+    if result is None:
+        st.warning(t("ka.cost_busy"))
+    else:
+        keep_cost(result)

@@ -1,5 +1,6 @@
-"""Cached wrappers of the multi-head & positions page (one line around ``core`` each), and the
-page's drawing helpers (what a section shows once its question is answered).
+"""Cached wrappers of the multi-head & positions page (one line around ``core`` each), its model
+controls and :class:`View`, and its drawing helpers (each figure with its ``Labels``, what a
+section shows once its question is answered).
 
 Every argument that changes the result is a parameter (nothing is read from module globals), the
 caches are bounded, and results are frozen dataclasses of numpy arrays (``core.lessons.multi_head``),
@@ -8,12 +9,13 @@ so they pickle cheaply. No torch here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
-from core import diagnostics
+from core import diagnostics, positional
 from core.lessons import multi_head as mha
 from core.lessons.multi_head import (
     BROKEN_CODE,
@@ -23,10 +25,12 @@ from core.lessons.multi_head import (
     points_from_json,
     redundancy_vs_heads,
 )
+from core.multihead import MultiHeadAttention
 from core.positional import POSITIONAL_KINDS
 from figures import multi_head as figs
-from ui import caching
-from ui.i18n import t
+from figures.common import Labels
+from ui import caching, controls
+from ui.i18n import current_language, t
 from ui.layout import cached_figure, look_for, show_figure, table
 
 LayerSpec = mha.LayerSpec
@@ -128,17 +132,17 @@ def fmt_diff(x: float | None) -> str:
     return "—" if x is None else f"{x:.1e}"
 
 
-def show_head_bars(view: mha.HeadView, short: tuple[str, ...]) -> None:
-    """Each head's normalised entropy and effective support (``short``: the heads' short labels)."""
+def show_head_bars(view: View) -> None:
+    """Each head's normalised entropy and effective support."""
+    att = view.att
     bars = head_bars(
-        view.normalized_entropy,
-        view.support,
-        head_labels=short,
-        max_support=float(len(view.labels)),
+        att.normalized_entropy,
+        att.support,
+        head_labels=short_heads(view.spec.n_heads),
+        max_support=float(len(att.labels)),
         titles=(t("mh.fig_entropy_title"), t("mh.fig_support_title")),
         y_titles=(t("mh.entropy_y"), t("mh.support_y")),
-        x_title=t("mh.head_axis"),
-        reference_names=(t("mh.ref_uniform"), t("mh.ref_all_keys")),
+        labels=Labels.of(x=t("mh.head_axis"), uniform=t("mh.ref_uniform"), all_keys=t("mh.ref_all_keys")),
     )
     show_figure(bars, key="mh_fig_bars", look_for_key="mh.look_bars", code=diagnostics.per_head_summary)
 
@@ -203,12 +207,15 @@ def permutation_results(
     rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
     fig = permutation_grid(
         rows,
-        labels=tuple(labels[i] for i in perm),
+        tokens=tuple(labels[i] for i in perm),
         column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
-        title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec.mask_kind}")),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        colorbar_titles=(t("common.weight"), t("mh.diff_short")),
+        labels=Labels.of(
+            title=t("mh.fig_perm_title", head=head, mask=t(f"mh.mask_{spec.mask_kind}")),
+            x=t("common.key"),
+            y=t("common.query"),
+            z=t("common.weight"),
+            diff=t("mh.diff_short"),
+        ),
     )
     show_figure(fig, key="mh_fig_perm", look_for_key="mh.look_perm", code=mha.permutation_experiment)
 
@@ -238,8 +245,8 @@ def _redundancy_figure(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
         tuple(series),
         tuple(support),
         titles=(t("mh.fig_red_title"), t("mh.fig_red_support_title")),
-        x_title=t("mh.heads_axis"),
         y_titles=(t("mh.red_y"), t("mh.support_y")),
+        labels=Labels.of(x=t("mh.heads_axis")),
     )
     show_figure(fig, key="mh_fig_redundancy", look_for_key="mh.look_redundancy", code=redundancy_vs_heads)
 
@@ -293,3 +300,230 @@ def redundancy_results(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
     _redundancy_figure(steps, points)
     _redundancy_table(points)
     _redundancy_summary(steps, points)
+
+
+# ----------------------------------------------------------------------------------------------
+# the page's model controls and View
+# ----------------------------------------------------------------------------------------------
+
+D_MODELS = [8, 16, 32, 48, 64, 96, 128, 192, 256]
+DEFAULT_D_MODEL = 64
+DEFAULT_HEADS = 8
+
+
+@dataclass(frozen=True)
+class View:
+    """The page-wide values every section reads: the controls (``spec``) and the layer's forward
+    pass on the page's input (``att``: weights (H, T, T), concat, per-head statistics...)."""
+
+    spec: LayerSpec
+    att: mha.HeadView
+
+
+def _warn_refused_heads(
+    requested: str | None, options: list[int], d_model: int, dims: str, used: int
+) -> None:
+    """A linked head count this d_model does not allow: Streamlit already fell back to the default;
+    say so once (the URL keeps the old value until the control is touched, and the warning should
+    not repeat on every rerun)."""
+    stale = (requested, d_model, dims)
+    invalid = requested is not None and requested not in {str(o) for o in options}
+    if invalid and st.session_state.get("_mh_heads_warned") != stale:
+        st.session_state["_mh_heads_warned"] = stale
+        st.warning(t("mh.heads_fallback", requested=requested, d_model=d_model, used=used))
+
+
+def _head_controls(c1, c2, c3, c4) -> tuple[int, int, int | None, int | None]:
+    """d_model, the head count (among those d_model allows) and the per-head widths (custom)."""
+    d_model = int(
+        controls.select_slider(
+            "mh.d_model",
+            key="mh_d",
+            options=D_MODELS,
+            value=DEFAULT_D_MODEL,
+            help_key="mh.d_model_help",
+            where=c1,
+        )
+    )
+    dims = controls.radio(
+        "mh.dims",
+        key="mh_dims",
+        options=["split", "custom"],
+        option_prefix="mh.dims_",
+        help_key="mh.dims_help",
+        where=c2,
+    )
+    options = heads_for(d_model, dims)
+    requested = st.query_params.get("mh_heads")
+    default = DEFAULT_HEADS if DEFAULT_HEADS in options else options[-1]
+    n_heads = int(
+        controls.select_slider(
+            "mh.heads",
+            key="mh_heads",
+            options=options,
+            value=default,
+            help_key="mh.heads_help",
+            where=c3,
+            warn_refused=False,  # said below, with the head counts this d_model allows
+        )
+    )
+    _warn_refused_heads(requested, options, d_model, dims, n_heads)
+    if dims != "custom":
+        c4.markdown(f"**{t('mh.per_head')}**")
+        c4.markdown(f"d_k = d_v = d_model / H = {d_model // n_heads}")
+        return d_model, n_heads, None, None
+    d_k = int(controls.slider("mh.d_k", key="mh_dk", min_value=1, max_value=64, value=8, step=1, where=c4))
+    d_v = int(controls.slider("mh.d_v", key="mh_dv", min_value=1, max_value=64, value=8, step=1, where=c4))
+    return d_model, n_heads, d_k, d_v
+
+
+def model_controls() -> LayerSpec:
+    """The model and input controls, in a bordered panel at the top: they drive every section."""
+    with st.container(border=True):
+        d_model, n_heads, d_k, d_v = _head_controls(*st.columns(4))
+        c5, c6, c7, c8 = st.columns(4)
+        kind = controls.radio(
+            "mh.input", key="mh_input", options=["sentence", "random"], option_prefix="mh.input_", where=c5
+        )
+        length = 10
+        if kind == "random":
+            length = int(
+                controls.slider(
+                    "mh.length", key="mh_len", min_value=2, max_value=32, value=10, step=1, where=c5
+                )
+            )
+        pe = controls.radio(
+            "mh.pe",
+            key="mh_pe",
+            options=POSITIONAL_KINDS,
+            option_prefix="mh.pe_",
+            help_key="mh.pe_help",
+            where=c6,
+        )
+        mask = controls.radio(
+            "mh.mask", key="mh_mask", options=MASK_KINDS, option_prefix="mh.mask_", where=c7
+        )
+        seed = controls.seed("mh_seed", where=c8)
+    sentence = current_language() if kind == "sentence" else "en"
+    return LayerSpec(d_model, n_heads, d_k, d_v, seed, kind, length, sentence, pe, mask)
+
+
+# ----------------------------------------------------------------------------------------------
+# the sections' figures and lines
+# ----------------------------------------------------------------------------------------------
+
+
+def short_heads(n_heads: int) -> tuple[str, ...]:
+    """The heads' short labels ("h1", ...), in the page's language."""
+    return tuple(t("mh.head_short", h=h + 1) for h in range(n_heads))
+
+
+def show_heads(view: View) -> None:
+    """Every head's weight map on one scale, then the heads' outputs side by side."""
+    att, H = view.att, view.spec.n_heads
+    grid = head_grid(
+        att.weights,
+        tokens=att.labels,
+        head_titles=tuple(t("mh.head_n", h=h + 1) for h in range(H)),
+        labels=Labels.of(
+            title=t("mh.fig_grid_title"), x=t("common.key"), y=t("common.query"), z=t("common.weight")
+        ),
+    )
+    look = "mh.look_grid_sentence" if view.spec.input_kind == "sentence" else "mh.look_grid_random"
+    show_figure(
+        grid, key="mh_fig_grid", look_for_key=look, code=(mha.head_view, MultiHeadAttention.forward_trace)
+    )
+    concat = concat_heatmap(
+        att.concat,
+        n_heads=H,
+        tokens=att.labels,
+        head_titles=short_heads(H),
+        labels=Labels.of(title=t("mh.fig_concat_title"), x=t("mh.concat_x"), y=t("common.query")),
+    )
+    show_figure(
+        concat, key="mh_fig_concat", look_for_key="mh.look_concat", code=MultiHeadAttention.forward_trace
+    )
+
+
+def sharpest(att: mha.HeadView) -> int:
+    """The head (0-based) with the lowest normalised entropy: the sharpest weights."""
+    return min(range(att.weights.shape[0]), key=lambda h: att.normalized_entropy[h])
+
+
+def show_similarity(view: View, pairs: tuple[tuple[int, int, float], ...]) -> None:
+    """The (H, H) head-similarity matrix, the ``pairs`` above the threshold circled."""
+    fig = similarity_matrix(
+        view.att.similarity,
+        head_labels=short_heads(view.spec.n_heads),
+        pairs=pairs,
+        labels=Labels.of(
+            title=t("mh.fig_similarity_title"),
+            x=t("mh.head_axis"),
+            y=t("mh.head_axis"),
+            z=t("mh.similarity"),
+            pair=t("mh.pair_name"),
+        ),
+    )
+    show_figure(
+        fig, key="mh_fig_similarity", look_for_key="mh.look_similarity", code=diagnostics.head_similarity
+    )
+
+
+def show_pairs(view: View, pairs: tuple[tuple[int, int, float], ...], threshold: float) -> None:
+    """The redundancy score and the pairs of heads above ``threshold`` (the first 12 listed)."""
+    if view.spec.n_heads == 1:
+        st.info(t("mh.one_head"))
+        return
+    st.markdown(t("mh.redundancy_line", score=view.att.redundancy))
+    if not pairs:
+        st.markdown(t("mh.pairs_none", threshold=threshold))
+        return
+    listed = ", ".join(t("mh.pair_item", a=a + 1, b=b + 1, s=s) for a, b, s in pairs[:12])
+    more = t("mh.pairs_more", n=len(pairs) - 12) if len(pairs) > 12 else ""
+    st.markdown(t("mh.pairs_found", n=len(pairs), threshold=threshold, pairs=listed) + more)
+
+
+def library_results(spec: LayerSpec) -> None:
+    """Our module against ``torch.nn.MultiheadAttention`` with the same weights, one column per dtype."""
+    rows = library_check(spec)
+    if rows[0].reference != "torch.nn.MultiheadAttention":
+        st.info(t("mh.lib_custom_note"))
+    for col, row in zip(st.columns(len(rows)), rows, strict=True):
+        col.metric(t("mh.lib_output_diff", dtype=row.dtype), fmt_diff(row.output_max_diff))
+        if row.weights_max_diff is not None:
+            col.metric(t("mh.lib_weights_diff", dtype=row.dtype), fmt_diff(row.weights_max_diff))
+    st.caption(t("mh.lib_reference", reference=rows[0].reference))
+    look_for("mh.look_library")
+
+
+def show_positions(spec: LayerSpec) -> None:
+    """The sinusoidal table and its kernel PE·PEᵀ side by side."""
+    pos = positions_view(spec.d_model, spec.seed)
+    left, right = st.columns(2)
+    with left:
+        title = t("mh.fig_pe_title", n=PE_FIGURE_LENGTH, d=spec.d_model)
+        fig = encoding_heatmap(
+            pos.sinusoidal, labels=Labels.of(title=title, x=t("mh.dimension"), y=t("mh.position"))
+        )
+        show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe", code=positional.sinusoidal_encoding)
+    with right:
+        kernel = Labels.of(title=t("mh.fig_kernel_title"), x=t("mh.position_q"), y=t("mh.position_p"))
+        fig = kernel_heatmap(pos.kernel_sinusoidal, labels=kernel)
+        show_figure(fig, key="mh_fig_kernel", look_for_key="mh.look_kernel", code=positional.position_kernel)
+
+
+def show_kernel_rows(spec: LayerSpec) -> None:
+    """Rows of the position kernel against distance: sinusoidal (with its closed form) and learned."""
+    pos = positions_view(spec.d_model, spec.seed)
+    formula = None if pos.formula is None else (t("mh.formula_name"), *pos.formula)
+    for col, kind in zip(st.columns(2), ("sinusoidal", "learned"), strict=True):
+        rows = pos.rows_sinusoidal if kind == "sinusoidal" else pos.rows_learned
+        with col:
+            fig = kernel_by_distance(
+                tuple((t("mh.row_p", p=r.p), r.distances, r.values) for r in rows),
+                labels=Labels.of(
+                    title=t(f"mh.fig_rows_{kind}_title"), x=t("mh.distance"), y=t("mh.kernel_y")
+                ),
+                formula=formula if kind == "sinusoidal" else None,
+            )
+            show_figure(fig, key=f"mh_fig_rows_{kind}", look_for_key=f"mh.look_rows_{kind}")

@@ -100,6 +100,57 @@ class RffConvergence:
     slope: float
 
 
+def rff_draw(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_query: np.ndarray,
+    bandwidth: float,
+    m_values: tuple[int, ...],
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One seed of :func:`rff_convergence`: the kernel and fit RMS errors (M,), (M,) of an
+    independent draw of features at every m of ``m_values`` (seeded by (seed, m)).
+
+    A page that moves its seed by one reuses the other seeds' draws (each is cached on its own).
+
+    Raises:
+        ValueError: on bad inputs (see :func:`rff_nw_predict`) or an empty m_values.
+    """
+    xt, yt, xq = check_regression(x_train, y_train, x_query)
+    if len(m_values) == 0:
+        raise ValueError("m_values is empty")
+    exact_fit = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))  # (Q,)
+    step = max(1, xt.size // KERNEL_ERROR_SAMPLES)  # a subset (N',) of xt keeps the kernel check cheap
+    exact_k = gaussian_kernel_matrix(xq, xt[::step], bandwidth)  # (Q, N')
+    kernel_rms, fit_rms = [], []
+    for m in m_values:
+        z = fourier_features(m, bandwidth, seed)
+        zq, zt = z(xq), z(xt)  # (Q, m), (N, m); the subset's features are rows of zt
+        kernel_rms.append(np.sqrt(np.mean((zq @ zt[::step].T - exact_k) ** 2)))  # (Q, N')
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fit = (zq @ (zt.T @ yt)) / (zq @ zt.sum(axis=0))  # (Q,), no (Q, N) matrix
+        fit_rms.append(np.sqrt(np.mean((fit - exact_fit) ** 2)))
+    return np.asarray(kernel_rms), np.asarray(fit_rms)
+
+
+def rff_convergence_of(
+    m_values: tuple[int, ...], draws: list[tuple[np.ndarray, np.ndarray]]
+) -> RffConvergence:
+    """:class:`RffConvergence` from the :func:`rff_draw` results of consecutive seeds (medians)."""
+    m_arr = np.asarray(m_values, dtype=float)
+    k_arr = np.median(np.stack([k for k, _ in draws], axis=1), axis=1)  # (M,)
+    fit_draws = np.stack([f for _, f in draws], axis=1)  # (M, n_seeds)
+    slope = float(np.polyfit(np.log(m_arr), np.log(k_arr), 1)[0])
+    return RffConvergence(
+        m=m_arr,
+        kernel_rms=k_arr,
+        fit_rms=np.median(fit_draws, axis=1),
+        fit_rms_draws=fit_draws,
+        reference=k_arr[-1] * np.sqrt(m_arr[-1] / m_arr),
+        slope=slope,
+    )
+
+
 def rff_convergence(
     x_train: np.ndarray,
     y_train: np.ndarray,
@@ -110,43 +161,14 @@ def rff_convergence(
     seed: int = 0,
 ) -> RffConvergence:
     """Kernel and fit error of random Fourier features against m (seeds seed .. seed+n_seeds-1),
-    medians over the seeds, an independent draw at every (seed, m).
+    medians over the seeds, an independent draw at every (seed, m) (:func:`rff_draw` per seed).
 
     Raises:
         ValueError: on bad inputs (see :func:`rff_nw_predict`), an empty m_values or n_seeds < 1.
     """
-    xt, yt, xq = check_regression(x_train, y_train, x_query)
-    if len(m_values) == 0:
-        raise ValueError("m_values is empty")
     n_seeds = checks.int_in("n_seeds", n_seeds, 1, 1000)
-    exact_fit = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))  # (Q,)
-    xs = xt[:: max(1, xt.size // KERNEL_ERROR_SAMPLES)]  # (N',) a subset keeps the kernel check cheap
-    exact_k = gaussian_kernel_matrix(xq, xs, bandwidth)  # (Q, N')
-    kernel_rms, fit_rms = [], []  # (M,) medians; fit_rms: (M, n_seeds) before the median
-    for m in m_values:
-        k_err, f_err = [], []
-        for s in range(n_seeds):
-            z = fourier_features(m, bandwidth, seed + s)
-            zq, zt = z(xq), z(xt)  # (Q, m), (N, m)
-            k_err.append(np.sqrt(np.mean((zq @ z(xs).T - exact_k) ** 2)))  # (Q, m) x (m, N') -> (Q, N')
-            with np.errstate(divide="ignore", invalid="ignore"):
-                fit = (zq @ (zt.T @ yt)) / (zq @ zt.sum(axis=0))  # (Q,), no (Q, N) matrix
-            f_err.append(np.sqrt(np.mean((fit - exact_fit) ** 2)))
-        kernel_rms.append(np.median(k_err))
-        fit_rms.append(f_err)
-    m_arr = np.asarray(m_values, dtype=float)
-    k_arr = np.asarray(kernel_rms)
-    draws = np.asarray(fit_rms)  # (M, n_seeds)
-    slope = float(np.polyfit(np.log(m_arr), np.log(k_arr), 1)[0])
-    reference = k_arr[-1] * np.sqrt(m_arr[-1] / m_arr)
-    return RffConvergence(
-        m=m_arr,
-        kernel_rms=k_arr,
-        fit_rms=np.median(draws, axis=1),
-        fit_rms_draws=draws,
-        reference=reference,
-        slope=slope,
-    )
+    draws = [rff_draw(x_train, y_train, x_query, bandwidth, m_values, seed + s) for s in range(n_seeds)]
+    return rff_convergence_of(m_values, draws)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from figures import multi_head as figs
+from figures.common import Labels
 
 
 def _maps(H: int, T: int) -> np.ndarray:
@@ -16,12 +17,9 @@ def test_head_grid_one_heatmap_per_head_on_one_scale():
     for H in (1, 3, 8, 32):
         fig = figs.head_grid(
             _maps(H, 5),
-            labels=[f"{i}:w" for i in range(5)],
+            tokens=[f"{i}:w" for i in range(5)],
             head_titles=[f"head {h}" for h in range(H)],
-            title="T",
-            x_title="key",
-            y_title="query",
-            colorbar_title="weight",
+            labels=Labels.of(title="T", x="key", y="query", z="weight"),
         )
         assert [tr.type for tr in fig.data] == ["heatmap"] * H
         assert {tr.coloraxis for tr in fig.data} == {"coloraxis"}
@@ -35,21 +33,16 @@ def test_similarity_marks_each_pair_twice_and_concat_separates_heads():
         sim,
         head_labels=["h1", "h2", "h3", "h4"],
         pairs=[(0, 2, 0.95)],
-        title="S",
-        axis_title="head",
-        colorbar_title="s",
-        pair_name="pair",
+        labels=Labels.of(title="S", x="head", y="head", z="s", pair="pair"),
     )
     marks = fig.data[-1]
     assert sorted(zip(marks.x, marks.y, strict=True)) == [("h1", "h3"), ("h3", "h1")]
     concat = figs.concat_heatmap(
         np.ones((5, 12)),
         n_heads=4,
-        labels=list("abcde"),
+        tokens=list("abcde"),
         head_titles=["h1", "h2", "h3", "h4"],
-        title="C",
-        x_title="col",
-        y_title="q",
+        labels=Labels.of(title="C", x="col", y="q"),
     )
     assert [s.x0 for s in concat.layout.shapes] == [2.5, 5.5, 8.5]
 
@@ -60,19 +53,16 @@ def test_redundancy_curve_leaves_a_gap_for_one_head_and_permutation_grid_has_thr
         [("init", [None, 0.9, 0.8])],
         [("init", [8.0, 7.0, 6.0])],
         titles=("a", "b"),
-        x_title="H",
         y_titles=("r", "k"),
+        labels=Labels.of(x="H"),
     )
     assert fig.data[0].y == (None, 0.9, 0.8)
     w = _maps(1, 4)[0]
     grid = figs.permutation_grid(
         [("none", w, w, np.zeros_like(w)), ("pe", w, w.T, np.abs(w - w.T))],
-        labels=list("abcd"),
+        tokens=list("abcd"),
         column_titles=("A(Px)", "PAP", "diff"),
-        title="P",
-        x_title="k",
-        y_title="q",
-        colorbar_titles=("w", "d"),
+        labels=Labels.of(title="P", x="k", y="q", z="w", diff="d"),
     )
     assert len(grid.data) == 6
     assert [tr.coloraxis for tr in grid.data] == ["coloraxis", "coloraxis", "coloraxis2"] * 2
@@ -83,17 +73,17 @@ def test_concat_heatmap_marks_are_plotlys_add_vline_and_add_annotation():
     add_annotation calls build on the same heatmap (for few heads, and past the 16-label limit)."""
     import json
 
-    from figures.common import BLACK, TOKEN_MARGIN, heatmap
+    from figures.common import BLACK, SIGNED_COLORSCALE, TOKEN_MARGIN, heatmap
 
     for heads, width in ((3, 4), (12, 2), (20, 1)):
         concat = np.random.default_rng(heads).normal(size=(6, heads * width))
-        args = {"labels": list("abcdef"), "title": "C", "x_title": "col", "y_title": "q"}
+        args = {"tokens": list("abcdef"), "labels": Labels.of(title="C", x="col", y="q")}
         titles = [f"h{h}" for h in range(heads)]
         fig = figs.concat_heatmap(concat, n_heads=heads, head_titles=titles, **args)
         bound = float(np.abs(concat).max())
         ref = heatmap(
             concat, y=list("abcdef"), title="C", x_title="col", y_title="q",
-            colorscale=figs.SIGNED_COLORSCALE,
+            colorscale=SIGNED_COLORSCALE,
             zmin=-bound, zmax=bound, height=max(360, 140 + 22 * 6),
             hover_template="%{y}<br>col %{x}<br>%{z:.3f}<extra></extra>",
         )  # fmt: skip
@@ -116,10 +106,7 @@ def test_similarity_colour_bar_title_runs_along_the_bar():
         np.eye(4),
         head_labels=["h1", "h2", "h3", "h4"],
         pairs=[(0, 1, 0.9)],
-        title="T",
-        axis_title="head",
-        colorbar_title="similarity",
-        pair_name="redundant pair",
+        labels=Labels.of(title="T", x="head", y="head", z="similarity", pair="redundant pair"),
     )
     bar = fig.data[0].colorbar
     assert (bar.title.text, bar.title.side) == ("similarity", "right")

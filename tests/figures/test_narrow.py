@@ -221,21 +221,27 @@ def _ka_matrices(n: bool) -> go.Figure:
         ("random features (m = 64)", np.eye(4)),
         ("difference", np.zeros((4, 4))),
     ]
-    return fka.matrices_row(panels, x_title="k", y_title="q", signed_last=True, narrow=n)
+    return fka.matrices_row(panels, labels=Labels.of(x="k", y="q"), signed_last=True, narrow=n)
 
 
 def _head_bars(n: bool) -> go.Figure:
     titles = ("Mean normalised entropy (1 = uniform)", "Mean effective number of keys (1 / Σw²)")
     return fmh.head_bars(np.array([0.5, 0.7]), np.array([2.0, 3.0]), head_labels=["h1", "h2"], max_support=4,
-                         titles=titles, y_titles=("entropy", "keys"), x_title="head",
-                         reference_names=("uniform", "all"), narrow=n)  # fmt: skip
+                         titles=titles, y_titles=("entropy", "keys"),
+                         labels=Labels.of(x="head", uniform="uniform", all_keys="all"), narrow=n)  # fmt: skip
 
 
 def _redundancy(n: bool) -> go.Figure:
     titles = ("Redundancy score (mean pairwise head similarity)", "Mean effective number of keys per head")
     series, support = [("random", [None, 0.5, 0.6])], [("random", [3, 3, 3])]
     return fmh.redundancy_curve(
-        [1, 2, 4], series, support, titles=titles, x_title="H", y_titles=("score", "keys"), narrow=n
+        [1, 2, 4],
+        series,
+        support,
+        titles=titles,
+        y_titles=("score", "keys"),
+        labels=Labels.of(x="H"),
+        narrow=n,
     )
 
 
@@ -273,8 +279,8 @@ def test_permutation_grid_puts_every_map_in_a_row_of_its_own():
         ("sinusoidal", *(RNG.random((T, T)) for _ in range(3))),
     ]
     fig = fmh.permutation_grid(
-        maps, labels=[f"{i} w" for i in range(T)], column_titles=("A(Px)", "P A(x) Pᵀ", "|difference|"),
-        title="Shuffling the tokens", x_title="key", y_title="query", colorbar_titles=("weight", "|diff|"),
+        maps, tokens=[f"{i} w" for i in range(T)], column_titles=("A(Px)", "P A(x) Pᵀ", "|difference|"),
+        labels=Labels.of(title="Shuffling the tokens", x="key", y="query", z="weight", diff="|diff|"),
         narrow=True,
     )  # fmt: skip
     assert_stacked(fig, 6)
@@ -284,8 +290,8 @@ def test_permutation_grid_puts_every_map_in_a_row_of_its_own():
 def test_head_grid_on_a_phone_one_head_per_row_with_vertical_key_labels():
     H, T = 4, 6
     labels = [f"{i} word" for i in range(T)]
-    kwargs = dict(labels=labels, head_titles=[f"head {h + 1}" for h in range(H)], title="T", x_title="key",
-                  y_title="query", colorbar_title="weight")  # fmt: skip
+    kwargs = dict(tokens=labels, head_titles=[f"head {h + 1}" for h in range(H)],
+                  labels=Labels.of(title="T", x="key", y="query", z="weight"))  # fmt: skip
     fig = fmh.head_grid(RNG.random((H, T, T)), narrow=True, **kwargs)
     assert_stacked(fig, H)
     desktop = fmh.head_grid(RNG.random((H, T, T)), **kwargs)
@@ -307,8 +313,8 @@ def test_head_grid_on_a_phone_one_head_per_row_with_vertical_key_labels():
 def test_concat_head_labels_take_turns_in_height_or_give_way(label, H, raised, drawn):
     titles = [f"{label}{h + 1}" for h in range(H)]
     concat = RNG.normal(size=(6, 4 * H))
-    fig = fmh.concat_heatmap(concat, n_heads=H, labels=list("abcdef"), head_titles=titles, title="t",
-                             x_title="dim", y_title="query", narrow=True)  # fmt: skip
+    fig = fmh.concat_heatmap(concat, n_heads=H, tokens=list("abcdef"), head_titles=titles,
+                             labels=Labels.of(title="t", x="dim", y="query"), narrow=True)  # fmt: skip
     notes = list(fig.layout.annotations)
     assert bool(notes) == drawn
     if notes:

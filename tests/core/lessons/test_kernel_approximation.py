@@ -45,6 +45,24 @@ def test_rff_convergence_plots_medians_of_the_draws_the_fit_shows():
         assert conv.kernel_rms[i] == pytest.approx(float(np.median(kernel)), rel=1e-12)
 
 
+def test_one_seed_draw_is_the_fit_of_that_seed_and_the_convergence_its_median():
+    """``rff_draw`` (one seed, what the page caches per seed) against rff_nw_predict recomputed
+    for that seed; medians of consecutive seeds' draws are ``rff_convergence``'s."""
+    d = post_data()
+    xq = np.linspace(-3, 3, 31)
+    m_values = (2, 8, 32)
+    kernel, fit = ka.rff_draw(d.x, d.y, xq, 0.5, m_values, seed=7)
+    assert kernel.shape == fit.shape == (3,)
+    for i, m in enumerate(m_values):
+        assert fit[i] == pytest.approx(rf.rff_nw_predict(d.x, d.y, xq, 0.5, m, seed=7).rms_error, rel=1e-12)
+    draws = [ka.rff_draw(d.x, d.y, xq, 0.5, m_values, seed=s) for s in (6, 7, 8)]
+    conv = ka.rff_convergence(d.x, d.y, xq, 0.5, m_values, n_seeds=3, seed=6)
+    np.testing.assert_allclose(conv.fit_rms_draws[:, 1], fit, rtol=1e-12)
+    np.testing.assert_allclose(conv.kernel_rms, np.median([k for k, _ in draws], axis=0), rtol=1e-12)
+    with pytest.raises(ValueError, match="m_values"):
+        ka.rff_draw(d.x, d.y, xq, 0.5, (), seed=0)
+
+
 def test_orthogonal_features_beat_iid_on_average():
     q, k, _ = qkv(L=16, d=16, sigma=0.5, seed=4)
     cmp = ka.compare_features(q, k, (8, 16, 32, 64), ("positive_orthogonal", "positive_iid"), n_seeds=48)
