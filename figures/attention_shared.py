@@ -95,15 +95,15 @@ def heatmap_row(
     *,
     x_labels: Sequence[str] | None,
     y_labels: Sequence[str] | None,
-    x_title: str,
-    y_title: str,
-    title: str | None = None,
+    labels: Labels,
     signed_last: bool = False,
     height: int = 420,
     narrow: bool = False,
 ) -> go.Figure:
     """Weight matrices side by side (shared colour scale [0, 1]); the last may be a signed difference.
-    One per row when ``narrow`` (a phone), each colour bar beside its panel."""
+    One per row when ``narrow`` (a phone), each colour bar beside its panel. ``panels``: (panel
+    title, (L, S) matrix) pairs; ``x_labels`` / ``y_labels``: the S column / L row ticks;
+    ``labels``: title (none when empty), x and y (axis titles)."""
     n = len(panels)
     layout, axes, area, top = panel_row_layout(
         [p[0] for p in panels], narrow=narrow, spacing=0.08, title_size=16
@@ -132,9 +132,10 @@ def heatmap_row(
         data.append(trace)
         layout[f"yaxis{suffix}"] |= {
             "autorange": "reversed",
-            "title": {"text": y_title if i == 0 or narrow else ""},
+            "title": {"text": labels.y if i == 0 or narrow else ""},
         }
-        layout[f"xaxis{suffix}"] |= {"title": {"text": x_title}}
+        layout[f"xaxis{suffix}"] |= {"title": {"text": labels.x}}
+    title = labels.title or None
     return panel_row_figure(data, layout, title=title, height=height, narrow=narrow, area=area, top=top)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from figures.common import GREY, PALETTE
+from figures.common import GREY, PALETTE, Labels
 
 #: A choice's label is wrapped at this many characters, and cut after MAX_LINES lines.
 WRAP_AT = 34
@@ -29,25 +29,25 @@ def _wrapped(label: str) -> str:
 
 
 def answer_bars(
-    labels: Sequence[str],
+    bars: Sequence[str],
     counts: Sequence[int],
     *,
     right_counts: Sequence[int] | None = None,
     numeric: bool = False,
-    count_title: str = "",
-    value_title: str = "",
+    labels: Labels | None = None,
     height: int | None = None,
     font_size: int | None = None,
 ) -> go.Figure:
     """Bars of how many answered what; after the reveal each bar split into right (green) and wrong.
 
     Args:
-        labels: one per bar: a choice's text, or a bin of numbers (``"3"``, ``"40–43"``).
+        bars: one per bar: a choice's text, or a bin of numbers (``"3"``, ``"40–43"``).
         counts: answers per bar, same length.
         right_counts: per bar, how many of its answers are right (a bin of numbers may hold both);
             None before the reveal (one blue bar each).
         numeric: vertical bars of a histogram (numbers) instead of horizontal ones (choices).
-        count_title, value_title: axis titles (translated).
+        labels: the axis titles by role (translated): ``count`` (answers), ``value`` (the numbers'
+            axis of a histogram); a role not given has no title.
         height: pixels; default grows with the number of choices.
         font_size: the figure's type size, ticks included (a projector wants it larger); default:
             the house size.
@@ -55,7 +55,7 @@ def answer_bars(
     Raises:
         ValueError: if the lengths differ or a bar has more right answers than answers.
     """
-    if len(labels) != len(counts) or (right_counts is not None and len(right_counts) != len(counts)):
+    if len(bars) != len(counts) or (right_counts is not None and len(right_counts) != len(counts)):
         raise ValueError("labels, counts and right_counts must have one entry per bar")
     if right_counts is not None and any(r > c or r < 0 for r, c in zip(right_counts, counts, strict=True)):
         raise ValueError("a bar cannot have more right answers than answers")
@@ -67,7 +67,9 @@ def answer_bars(
             ([c - r for c, r in zip(counts, right_counts, strict=True)], GREY),
         ]
     dtick = 1 if max(counts, default=0) < 8 else None  # whole students: no 0.5 ticks
-    names = list(labels) if numeric else [_wrapped(label) for label in labels]
+    names = list(bars) if numeric else [_wrapped(bar) for bar in bars]
+    given = labels or Labels()
+    count_title, value_title = (given.name(r) if given.has(r) else "" for r in ("count", "value"))
     traces = []
     for values, colour in parts:
         text = [str(v) if v else "" for v in values]  # no "0" written on an empty bar
@@ -85,7 +87,7 @@ def answer_bars(
         }
     else:
         layout = {"yaxis": {**category, "autorange": "reversed"}, "xaxis": counted,
-                  "height": height or 90 + 60 * len(labels)}  # fmt: skip
+                  "height": height or 90 + 60 * len(bars)}  # fmt: skip
     fig = go.Figure(traces)
     fig.update_layout(showlegend=False, barmode="stack", margin={"t": 20, "r": 40, "b": 60}, **layout)
     if font_size is not None:

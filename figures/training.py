@@ -472,7 +472,7 @@ def diagnostics_table(
     rows: Sequence[Mapping[str, str]],
     *,
     headers: Mapping[str, str],
-    title: str | None = None,
+    labels: Labels | None = None,
     height: int | None = None,
     narrow: bool = False,
 ) -> go.Figure:
@@ -483,6 +483,7 @@ def diagnostics_table(
         rows: each with ``level`` (green/amber/red), ``status`` (translated level), ``symptom``,
             ``measure`` (what was measured, with its value) and ``remedy``.
         headers: column titles for ``status``, ``symptom``, ``measure``, ``remedy``.
+        labels: its title, if any (``labels.title``); none by default.
         height: figure height in px (default: from the number of wrapped lines).
 
     Raises:
@@ -519,6 +520,7 @@ def diagnostics_table(
             },
         )
     )
+    title = labels.title if labels is not None and labels.title else None
     fig = base_layout(
         fig, title=title, height=height or 60 + header_px + sum(line_px * n + 10 for n in lines)
     )

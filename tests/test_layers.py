@@ -9,7 +9,11 @@
   module imports a lesson.
 - No numpy math in ``ui`` (see :data:`UI_NUMPY_ALLOWED`).
 - No imports by name at run time (``importlib``, ``__import__``) in the app's code.
-- Functions stay short enough to read: :data:`MAX_FUNCTION_LINES`.
+- Functions stay short enough to read: :data:`MAX_FUNCTION_LINES`; pages stay thin
+  (:data:`MAX_PAGE_LINES`, :data:`MAX_PAGES_LINES`) and list their sections as
+  ``partial(section, view)``, never a lambda.
+- Figure builders take their words as one ``labels: Labels`` argument (``figures.common.Labels``),
+  not one keyword argument per title or legend name.
 - Every colour a figure or a style sheet uses comes from ``figures/common.py``.
 - Only ``core/threads.py`` sets torch's thread count.
 """
@@ -351,6 +355,72 @@ def test_functions_are_short(layer):
         for path in _files(layer)
         for name, line, length in function_lengths(ast.parse(path.read_text(encoding="utf-8")))
         if length > MAX_FUNCTION_LINES[layer]
+    ]
+    assert bad == []
+
+
+#: Longest page script and all page scripts together, in lines (issue 23: pages say what the lesson
+#: says; their drawing, labels and tables live in the page's ``ui`` module).
+MAX_PAGE_LINES = 300
+MAX_PAGES_LINES = 2400
+
+
+def test_pages_stay_thin():
+    lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in _files("pages")}
+    assert {name: n for name, n in lengths.items() if n > MAX_PAGE_LINES} == {}
+    assert sum(lengths.values()) <= MAX_PAGES_LINES, lengths
+
+
+def lambda_sections(tree: ast.AST) -> list[int]:
+    """Lines of ``Section(...)`` calls whose arguments hold a lambda (the house passes page-wide
+    values one way: ``partial(section, view)``, see ``ui/sections.py``)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Section"
+        and any(isinstance(sub, ast.Lambda) for arg in node.args for sub in ast.walk(arg))
+    ]
+
+
+def test_sections_take_the_page_view_through_partial():
+    planted = 'Section("a", partial(f, v))\nSection("b", lambda: g(v()))\n'
+    assert lambda_sections(ast.parse(planted)) == [2]
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files("pages")
+        for line in lambda_sections(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert bad == []
+
+
+#: Words a builder takes one keyword argument each for, instead of its ``labels``.
+WORD_PARAMETER = re.compile(r"^(title|names|.*_title|.*_name)$")
+#: The layout primitives below ``Labels``: they take a title string from the builders that read it.
+WORD_PRIMITIVES = {"common.base_layout", "common.heatmap", "attention_shared.panel_row_figure"}
+
+
+def word_parameters(tree: ast.Module, module: str) -> list[str]:
+    """``module.function(parameter)`` for each public top-level function of ``tree`` that takes a
+    title or a name as its own parameter (private helpers and :data:`WORD_PRIMITIVES` aside)."""
+    return [
+        f"{module}.{node.name}({arg.arg})"
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
+        and f"{module}.{node.name}" not in WORD_PRIMITIVES
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        if WORD_PARAMETER.match(arg.arg)
+    ]
+
+
+def test_figure_builders_take_their_words_as_labels():
+    planted = "def fig(x, *, title, fit_name, labels):\n    pass\ndef _h(title):\n    pass\n"
+    assert word_parameters(ast.parse(planted), "m") == ["m.fig(title)", "m.fig(fit_name)"]
+    bad = [
+        found
+        for path in _files("figures")
+        for found in word_parameters(ast.parse(path.read_text(encoding="utf-8")), path.stem)
     ]
     assert bad == []
 

@@ -36,7 +36,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 import figures.class_answers as figs
-from figures.common import BLACK
+from figures.common import BLACK, Labels
 from store import open_store
 from store.limits import TokenBucket
 from store.model import (
@@ -598,16 +598,16 @@ def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
         right = (
             [n if judge(c) else 0 for c, n in zip(question.choices, counts, strict=True)] if judge else None
         )
-        title = t("class.count_title")
-        fig = figs.answer_bars(labels, counts, right_counts=right, count_title=title, font_size=size)
+        titles = Labels.of(count=t("class.count_title"))
+        fig = figs.answer_bars(labels, counts, right_counts=right, labels=titles, font_size=size)
     else:
         right_number = (lambda x: judge(repr(float(x)))) if judge else None
         bins = number_bins([float(a) for a in answers.values()], fmt=shown.fmt, is_right=right_number)
         if not bins.counts:
             return
-        titles = {"count_title": t("class.count_title"), "value_title": t("class.value_title")}
+        titles = Labels.of(count=t("class.count_title"), value=t("class.value_title"))
         fig = figs.answer_bars(bins.labels, bins.counts, right_counts=bins.right_counts, numeric=True,
-                               font_size=size, **titles)  # fmt: skip
+                               font_size=size, labels=titles)  # fmt: skip
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "displayModeBar": False})
 
 

@@ -564,8 +564,7 @@ def normalizer_results(s: SdpSetup, res: tuple[aa.NormalizerWeights, ...]) -> No
         tuple((names[r.name], r.weights) for r in res),
         x_labels=s.labels,
         y_labels=s.labels,
-        x_title=t("sdp.axis_key"),
-        y_title=t("sdp.axis_query"),
+        labels=Labels.of(x=t("sdp.axis_key"), y=t("sdp.axis_query")),
     )
     show_figure(
         fig, key="sdp_fig_normalizers", look_for_key="sdp.look_normalizers", code=aa.normalizer_weights

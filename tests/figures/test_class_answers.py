@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from figures.class_answers import BLUE, GREEN, GREY, answer_bars
+from figures.common import Labels
 
 
 def test_choices_are_horizontal_bars_with_wrapped_labels():
     labels = ["It rises above the minimum (the fit chases the noise)", "It keeps falling", "Undefined"]
-    fig = answer_bars(labels, [5, 2, 0], count_title="students")
+    fig = answer_bars(labels, [5, 2, 0], labels=Labels.of(count="students"))
     (bar,) = fig.data
     assert bar.orientation == "h"
     assert list(bar.x) == [5, 2, 0]
@@ -32,7 +33,9 @@ def test_after_the_reveal_right_answers_are_green_and_wrong_ones_grey():
 
 
 def test_numbers_are_vertical_bars_and_a_projector_gets_larger_type():
-    fig = answer_bars(["40–43", "44–47"], [1, 2], numeric=True, value_title="answer", font_size=20)
+    fig = answer_bars(
+        ["40–43", "44–47"], [1, 2], numeric=True, labels=Labels.of(value="answer"), font_size=20
+    )
     (bar,) = fig.data
     assert bar.orientation in (None, "v")
     assert list(bar.x) == ["40–43", "44–47"]

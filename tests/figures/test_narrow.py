@@ -181,7 +181,7 @@ def test_line_panels_stack_with_a_legend_under_each_panel():
 def _heatmap_row(n: bool) -> go.Figure:
     panels = [("a", np.eye(3)), ("b", np.eye(3)), ("diff", np.eye(3) - 0.5)]
     return fshared.heatmap_row(
-        panels, x_labels=None, y_labels=None, x_title="k", y_title="q", signed_last=True, narrow=n
+        panels, x_labels=None, y_labels=None, labels=Labels.of(x="k", y="q"), signed_last=True, narrow=n
     )
 
 
