@@ -5,8 +5,11 @@ A section is a small function that draws one idea (its controls, its figures, it
 are drawn in order; presentation mode (``ui.classroom``, ``?present=1``) shows one section at a
 time through the same list, so a page written this way gets slides for free.
 
-Page-wide values (data, controls of the sidebar) reach a section through ``functools.partial``
-or a closure; a section whose controls drive only itself is an ``st.fragment``.
+Page-wide values (data, the sidebar's controls, the run on screen) reach a section one way: the
+page builds one frozen ``View`` in ``render()`` and lists each section as
+``Section("x.title", partial(section, view))`` (no lambda, no module global: ``tests/test_layers.py``);
+a control drawn lazily where a section first needs it is a :func:`once` getter in a ``View`` field.
+A section whose controls drive only itself is an ``st.fragment``.
 
 A ``folded`` section (the deeper experiments and pitfalls further down a page) sits in a closed
 expander titled with its section title and runs only once the learner opens it: nothing of it is
