@@ -291,10 +291,12 @@ def _matrix_labels(title: str) -> Labels:
 
 
 def weight_matrix_figure(grid: k2a.NwVsAttention) -> None:
-    """The post's second figure: the (Q, N) attention weight matrix."""
+    """The post's second figure: the (Q, N) attention weight matrix, drawn as the kernel-regression
+    page draws its matrix (``figures.attention_shared.weight_map``)."""
+    labels = _matrix_labels(t("k2a.fig2"))
     show_figure(
-        cached(fk2a.nw_matrix)(
-            grid.weights_attention, x_query=grid.x_query, x_train=grid.x, labels=_matrix_labels(t("k2a.fig2"))
+        cached(attention_shared.weight_map)(
+            grid.weights_attention, grid.x, grid.x_query, labels=labels, height=460
         ),
         key="k2a_fig2",
         code=kernel_attention.nadaraya_watson_attention,
