@@ -644,6 +644,7 @@ def heatmap(
     hover_template: str | None = None,
     x_axis: Mapping[str, Any] | None = None,
     y_axis: Mapping[str, Any] | None = None,
+    labels: Labels | None = None,
 ) -> go.Figure:
     """A heatmap with rows = queries on y (top row first), columns = keys on x.
 
@@ -652,7 +653,11 @@ def heatmap(
         x, y: optional tick labels for the S columns and L rows.
         x_title, y_title: axis titles (already translated); the hover text reuses them.
         x_axis, y_axis: more properties of each axis (e.g. :func:`position_ticks`).
+        labels: a builder's words: its ``title``, ``x`` and ``y`` stand for ``title``, ``x_title``
+            and ``y_title``.
     """
+    if labels is not None:
+        title, x_title, y_title = labels.title, labels.x, labels.y
     z = np.asarray(z, dtype=float)
     hover = f"{y_title} %{{y}} → {x_title} %{{x}}<br>%{{z:.4g}}<extra></extra>"
     trace = {"type": "heatmap", "z": z, "colorscale": colorscale, "hovertemplate": hover_template or hover}

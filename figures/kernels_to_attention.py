@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from figures.attention_shared import bar_beside, legend_below, rule, vline_marks, weight_map
+from figures.attention_shared import bar_beside, legend_below, rule, vline_marks
 from figures.attention_shared import heatmap_row as heatmap_row  # the page draws it from here too
 from figures.common import (
     COLORBAR_MARGIN,
@@ -148,21 +148,6 @@ def weight_distribution(
     fig.update_xaxes(title=labels.x)
     fig.update_yaxes(title=labels.y, **weight_axis(float(top)))  # ticks that stay put (weight_axis)
     return legend_below(base_layout(fig, title=labels.title, height=height))
-
-
-def nw_matrix(
-    w: np.ndarray,
-    *,
-    x_query: np.ndarray,
-    x_train: np.ndarray,
-    labels: Labels,
-    height: int = 460,
-    narrow: bool = False,
-) -> go.Figure:
-    """The post's second figure: the (Q, N) weight matrix, rows = query points, columns = samples
-    (ticks at round positions, fewer when ``narrow``: a phone): ``figures.attention_shared.weight_map``,
-    as the kernel-regression page draws its matrix. ``labels``: title, x, y."""
-    return weight_map(w, x_train, x_query, labels=labels, height=height, narrow=narrow)
 
 
 def side_by_side(

@@ -66,22 +66,16 @@ def _draw_controls() -> dict[str, Any]:
         }
     with col_model.container(border=True):
         st.markdown(t("ic.group_model"))
-        values |= {
-            "dim": controls.option_slider("ic.dim", "ic_d", DIM_OPTIONS, d.dim),
-            "family": controls.radio(
-                "ic.family",
-                key="ic_family",
-                options=core.FAMILIES,
-                option_prefix="ic.family_",
-                help_key="ic.family_help",
-            ),
-            "attention": controls.radio(
-                "ic.attention",
-                key="ic_attention",
-                options=core.ATTENTIONS,
-                option_prefix="ic.attention_",
-                help_key="ic.attention_help",
-            ),
+        values["dim"] = controls.option_slider("ic.dim", "ic_d", DIM_OPTIONS, d.dim)
+        values |= {  # one radio per choice: label ic.<name>, key ic_<name>, options ic.<name>_<id>
+            name: controls.radio(
+                f"ic.{name}",
+                key=f"ic_{name}",
+                options=options,
+                option_prefix=f"ic.{name}_",
+                help_key=f"ic.{name}_help",
+            )
+            for name, options in (("family", core.FAMILIES), ("attention", core.ATTENTIONS))
         }
     with col_train.container(border=True):
         st.markdown(t("ic.group_training"))

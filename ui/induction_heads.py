@@ -33,7 +33,7 @@ from figures import induction_heads as fih
 from figures.common import Labels
 from ui import caching, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figure, show_figure
+from ui.layout import cached, show_figure
 from ui.live_run import ConfigChoice, LiveRun, Loop, RedrawClock, training_slot
 
 #: Live charts: at most every 0.7 s, and so that redraws take at most an eleventh of the time.
@@ -54,16 +54,6 @@ DEFAULT_TEXT = "SOFTMAX SOFTMAX"
 MOVES_BY = 0.05
 
 T_ = TypeVar("T_")
-
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
-# signature as the builder, one bounded cache per builder shared by every session). The live
-# curves while training are built directly (``fih.formation_figure``): each frame is new.
-sequence_figure = cached_figure(fih.sequence_figure)
-formation_figure = cached_figure(fih.formation_figure)
-heads_figure = cached_figure(fih.heads_figure)
-strip_figure = cached_figure(fih.strip_figure)
-ablation_figure = cached_figure(fih.ablation_figure)
-kernel_figure = cached_figure(fih.kernel_figure)
 
 
 def render_controls() -> ConfigChoice[InductionConfig]:
@@ -424,13 +414,13 @@ def sequence_chart(v: lesson.SequenceView) -> go.Figure:
         x=t("ih.axis_position"),
         **{r: t(f"ih.role_{r}") for r in ("prefix", "segment", "repeat")},
     )
-    return sequence_figure(tuple(int(x) for x in v.tokens), tuple(roles(v)), labels=labels)
+    return cached(fih.sequence_figure)(tuple(int(x) for x in v.tokens), tuple(roles(v)), labels=labels)
 
 
 def formation_chart(view: Shown, cliff: int | None, *, live: bool) -> go.Figure:
     """Accuracy, heads' scores and loss against steps (the control's dashed); ``live``: a frame
     drawn while training, built directly (each frame is new: not worth caching)."""
-    build = fih.formation_figure if live else formation_figure
+    build = fih.formation_figure if live else cached(fih.formation_figure)
     h, c = view.history, view.control
     names = {k: t(f"ih.legend_{k}") for k in ("accuracy", "loss", "control", "control_loss")}
     return build(
@@ -446,7 +436,7 @@ def formation_chart(view: Shown, cliff: int | None, *, live: bool) -> go.Figure:
 def heads_chart(view: Shown, v: lesson.SequenceView) -> go.Figure:
     """Every head's attention map on sequence ``v``, one panel per head."""
     c = view.config
-    return heads_figure(
+    return cached(fih.heads_figure)(
         v.weights,
         tuple(f"{i}:{int(x)}" for i, x in enumerate(v.tokens)),
         titles=tuple(head_name(layer, h) for layer in range(c.n_layers) for h in range(c.n_heads)),
@@ -461,7 +451,7 @@ def strip_chart(v: lesson.SequenceView, layer: int, head: int, query: int) -> go
         keys=t("ih.axis_key"),
         queries=t("ih.axis_query"),
     )
-    return strip_figure(
+    return cached(fih.strip_figure)(
         tuple(str(int(x)) for x in v.tokens),
         tuple(float(w) for w in v.weights[layer, head, query]),
         query,
@@ -482,14 +472,14 @@ def ablation_chart(ab: lesson.Ablation) -> go.Figure:
     if ab.induction_group is not None and len(ab.induction_group.heads) > 1:
         bars.append((t("ih.bar_group"), ab.induction_group.accuracy, "induction"))
     names, acc, kinds = (tuple(x) for x in zip(*bars, strict=True))
-    return ablation_figure(
+    return cached(fih.ablation_figure)(
         names, acc, kinds, labels=Labels.of(title=t("ih.ablate_fig_title"), y=t("ih.axis_accuracy"))
     )
 
 
 def kernel_chart(kv: lesson.KernelView) -> go.Figure:
     """The induction head's score distributions, and accuracy and kernel width against the scale."""
-    return kernel_figure(
+    return cached(fih.kernel_figure)(
         kv.match_scores, kv.other_scores, kv.scales, kv.accuracy, kv.effective_keys,
         labels=Labels.of(**{k: t(f"ih.legend_{k}") for k in ("match", "other", "accuracy", "keys")}),
         titles=(t("ih.kernel_scores_title", head=head_name(*kv.head)), t("ih.kernel_scale_title")),

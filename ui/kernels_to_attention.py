@@ -24,18 +24,9 @@ from ui import caching, classroom
 from ui import controls as uc
 from ui import live_slider as live
 from ui.i18n import t
-from ui.layout import cached_figure, show_figure, table
+from ui.layout import cached, show_figure, table
 
 T = TypeVar("T")
-
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: typed as the builder).
-weight_distribution = cached_figure(fk2a.weight_distribution)
-nw_matrix = cached_figure(fk2a.nw_matrix)
-fit_figure = cached_figure(fk2a.fit_figure)
-side_by_side = cached_figure(fk2a.side_by_side)
-heatmap_row = cached_figure(attention_shared.heatmap_row)
-bar_figure = cached_figure(fk2a.bar_figure)
-line_figure = cached_figure(fk2a.line_figure)
 
 
 @caching.data(max_entries=32)
@@ -285,7 +276,9 @@ def one_query_figure(c: Knobs, one: k2a.QueryWeights) -> None:
         nw=t("k2a.name_nw"), att=t("k2a.name_att"), query=t("k2a.name_query"),
     )  # fmt: skip
     show_figure(
-        weight_distribution(one.x, one.weights_nw, one.weights_attention, x0=c.x0, labels=labels),
+        cached(fk2a.weight_distribution)(
+            one.x, one.weights_nw, one.weights_attention, x0=c.x0, labels=labels
+        ),
         key="k2a_fig1",
         code=(nw.nw_weights, kernel_attention.nadaraya_watson_attention),
         look_for_key="k2a.look_fig1",
@@ -298,10 +291,12 @@ def _matrix_labels(title: str) -> Labels:
 
 
 def weight_matrix_figure(grid: k2a.NwVsAttention) -> None:
-    """The post's second figure: the (Q, N) attention weight matrix."""
+    """The post's second figure: the (Q, N) attention weight matrix, drawn as the kernel-regression
+    page draws its matrix (``figures.attention_shared.weight_map``)."""
+    labels = _matrix_labels(t("k2a.fig2"))
     show_figure(
-        nw_matrix(
-            grid.weights_attention, x_query=grid.x_query, x_train=grid.x, labels=_matrix_labels(t("k2a.fig2"))
+        cached(attention_shared.weight_map)(
+            grid.weights_attention, grid.x, grid.x_query, labels=labels, height=460
         ),
         key="k2a_fig2",
         code=kernel_attention.nadaraya_watson_attention,
@@ -323,7 +318,7 @@ def _show_fit(
     (``options``: the builder's ``dashed`` / ``metas`` and ``show_figure``'s ``code`` / ``look_for_key``)."""
     shown = {k: options.pop(k) for k in ("code", "look_for_key") if k in options}
     labels = Labels.of(title=title, x="x", y="y", samples=t("k2a.name_samples"))
-    show_figure(fit_figure(x, y, grid, curves, labels=labels, **options), key=key, **shown)
+    show_figure(cached(fk2a.fit_figure)(x, y, grid, curves, labels=labels, **options), key=key, **shown)
 
 
 def fit_grid_figure(grid: k2a.NwVsAttention) -> None:
@@ -343,7 +338,7 @@ def fit_grid_figure(grid: k2a.NwVsAttention) -> None:
 def side_by_side_figure(grid: k2a.NwVsAttention) -> None:
     """The post's third figure: the NW and attention weight matrices side by side."""
     show_figure(
-        side_by_side(
+        cached(fk2a.side_by_side)(
             grid.weights_nw,
             grid.weights_attention,
             x_query=grid.x_query,
@@ -416,7 +411,7 @@ def dot_heatmaps(res: kernel_attention.DotVsGaussian, tau: float) -> None:
     """Dot-product weights, Gaussian weights and their difference, one heatmap each."""
     ticks = _vector_labels(res)
     show_figure(
-        heatmap_row(
+        cached(attention_shared.heatmap_row)(
             [
                 (t("k2a.panel_dot", tau=tau), res.dot),
                 (t("k2a.panel_gauss", h=f"{tau**0.5:.3g}"), res.gaussian),
@@ -438,7 +433,7 @@ def key_norms_figure(res: kernel_attention.DotVsGaussian) -> None:
     labels = Labels.of(title=t("k2a.fig_key_norms"), x=t("k2a.axis_key"), y=t("k2a.axis_value"))
     series = {t("k2a.series_key_norm"): res.key_norms, t("k2a.series_key_bias"): res.key_log_bias}
     show_figure(
-        bar_figure(_vector_labels(res), series, labels=labels),
+        cached(fk2a.bar_figure)(_vector_labels(res), series, labels=labels),
         key="k2a_fig_key_norms",
         look_for_key="k2a.look_key_norms",
     )
@@ -510,7 +505,7 @@ def _step_chart(series: Mapping[str, object], steps: int, *, first: int, title_k
                 look_for_key: str, code: object = None, **options: object) -> None:  # fmt: skip
     """A training curve per series over the steps ``first..steps`` (log y): the loss or a path."""
     labels = Labels.of(title=t(title_key), x=t("k2a.axis_step"), y=y)
-    fig = line_figure(
+    fig = cached(fk2a.line_figure)(
         list(range(first, steps + 1)), series, labels=labels, log_y=True, markers=False, **options
     )
     show_figure(fig, key=key, code=code, look_for_key=look_for_key)

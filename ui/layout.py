@@ -61,6 +61,22 @@ def cached_figure(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     return build
 
 
+_CACHED_BUILDERS: dict[Callable[..., go.Figure], Callable[..., go.Figure]] = {}
+
+
+def cached(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
+    """The one :func:`cached_figure` of ``builder`` (made on its first use), typed as the builder.
+
+    A page's helpers call ``cached(fmod.some_figure)(...)`` where they draw, instead of each ``ui``
+    module declaring a list of cached twins of its builders. Every call for one builder reaches the
+    same bounded cache.
+    """
+    wrapped = _CACHED_BUILDERS.get(builder)
+    if wrapped is None:
+        wrapped = _CACHED_BUILDERS.setdefault(builder, cached_figure(builder))
+    return wrapped
+
+
 def page_header(title_key: str, intro_key: str | None = None) -> None:
     """Title and a one-paragraph introduction, both from the i18n catalogue.
 

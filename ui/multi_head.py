@@ -31,7 +31,7 @@ from figures import multi_head as figs
 from figures.common import Labels
 from ui import caching, controls
 from ui.i18n import current_language, t
-from ui.layout import cached_figure, look_for, show_figure, table
+from ui.layout import cached, look_for, show_figure, table
 
 LayerSpec = mha.LayerSpec
 heads_for = mha.heads_for
@@ -106,17 +106,6 @@ def shipped_redundancy() -> tuple[tuple[int, int, int], tuple[RedundancyPoint, .
         return None
 
 
-head_grid = cached_figure(figs.head_grid)
-concat_heatmap = cached_figure(figs.concat_heatmap)
-head_bars = cached_figure(figs.head_bars)
-similarity_matrix = cached_figure(figs.similarity_matrix)
-encoding_heatmap = cached_figure(figs.encoding_heatmap)
-kernel_heatmap = cached_figure(figs.kernel_heatmap)
-kernel_by_distance = cached_figure(figs.kernel_by_distance)
-permutation_grid = cached_figure(figs.permutation_grid)
-redundancy_curve = cached_figure(figs.redundancy_curve)
-
-
 # ----------------------------------------------------------------------------------------------
 # drawing helpers of the page (what a section shows once its question is answered)
 # ----------------------------------------------------------------------------------------------
@@ -135,7 +124,7 @@ def fmt_diff(x: float | None) -> str:
 def show_head_bars(view: View) -> None:
     """Each head's normalised entropy and effective support."""
     att = view.att
-    bars = head_bars(
+    bars = cached(figs.head_bars)(
         att.normalized_entropy,
         att.support,
         head_labels=short_heads(view.spec.n_heads),
@@ -205,7 +194,7 @@ def permutation_results(
     _permutation_table(result)
     shown = spec.pe_kind if spec.pe_kind != "none" else "sinusoidal"
     rows = tuple((t(f"mh.pe_{pe}"), *(m[head - 1] for m in result.maps[pe])) for pe in ("none", shown))
-    fig = permutation_grid(
+    fig = cached(figs.permutation_grid)(
         rows,
         tokens=tuple(labels[i] for i in perm),
         column_titles=(t("mh.perm_col_shuffled"), t("mh.perm_col_predicted"), t("mh.perm_col_diff")),
@@ -240,7 +229,7 @@ def _redundancy_figure(steps: int, points: tuple[RedundancyPoint, ...]) -> None:
     if steps:  # with 0 steps the trained model is the initial one: one line, not two on top of each other
         series.append((trained_name, tuple(p.redundancy_trained if p.n_heads > 1 else None for p in points)))
         support.append((trained_name, tuple(p.support_trained for p in points)))
-    fig = redundancy_curve(
+    fig = cached(figs.redundancy_curve)(
         tuple(heads),
         tuple(series),
         tuple(support),
@@ -421,7 +410,7 @@ def short_heads(n_heads: int) -> tuple[str, ...]:
 def show_heads(view: View) -> None:
     """Every head's weight map on one scale, then the heads' outputs side by side."""
     att, H = view.att, view.spec.n_heads
-    grid = head_grid(
+    grid = cached(figs.head_grid)(
         att.weights,
         tokens=att.labels,
         head_titles=tuple(t("mh.head_n", h=h + 1) for h in range(H)),
@@ -433,7 +422,7 @@ def show_heads(view: View) -> None:
     show_figure(
         grid, key="mh_fig_grid", look_for_key=look, code=(mha.head_view, MultiHeadAttention.forward_trace)
     )
-    concat = concat_heatmap(
+    concat = cached(figs.concat_heatmap)(
         att.concat,
         n_heads=H,
         tokens=att.labels,
@@ -452,7 +441,7 @@ def sharpest(att: mha.HeadView) -> int:
 
 def show_similarity(view: View, pairs: tuple[tuple[int, int, float], ...]) -> None:
     """The (H, H) head-similarity matrix, the ``pairs`` above the threshold circled."""
-    fig = similarity_matrix(
+    fig = cached(figs.similarity_matrix)(
         view.att.similarity,
         head_labels=short_heads(view.spec.n_heads),
         pairs=pairs,
@@ -502,13 +491,13 @@ def show_positions(spec: LayerSpec) -> None:
     left, right = st.columns(2)
     with left:
         title = t("mh.fig_pe_title", n=PE_FIGURE_LENGTH, d=spec.d_model)
-        fig = encoding_heatmap(
+        fig = cached(figs.encoding_heatmap)(
             pos.sinusoidal, labels=Labels.of(title=title, x=t("mh.dimension"), y=t("mh.position"))
         )
         show_figure(fig, key="mh_fig_pe", look_for_key="mh.look_pe", code=positional.sinusoidal_encoding)
     with right:
         kernel = Labels.of(title=t("mh.fig_kernel_title"), x=t("mh.position_q"), y=t("mh.position_p"))
-        fig = kernel_heatmap(pos.kernel_sinusoidal, labels=kernel)
+        fig = cached(figs.kernel_heatmap)(pos.kernel_sinusoidal, labels=kernel)
         show_figure(fig, key="mh_fig_kernel", look_for_key="mh.look_kernel", code=positional.position_kernel)
 
 
@@ -519,7 +508,7 @@ def show_kernel_rows(spec: LayerSpec) -> None:
     for col, kind in zip(st.columns(2), ("sinusoidal", "learned"), strict=True):
         rows = pos.rows_sinusoidal if kind == "sinusoidal" else pos.rows_learned
         with col:
-            fig = kernel_by_distance(
+            fig = cached(figs.kernel_by_distance)(
                 tuple((t("mh.row_p", p=r.p), r.distances, r.values) for r in rows),
                 labels=Labels.of(
                     title=t(f"mh.fig_rows_{kind}_title"), x=t("mh.distance"), y=t("mh.kernel_y")

@@ -32,7 +32,7 @@ from ui import controls as uc
 from ui import live_slider as live
 from ui.controls import BIND
 from ui.i18n import t
-from ui.layout import cached_figure, show_figure, table
+from ui.layout import cached, show_figure, table
 from ui.plotly_spec import Marks
 
 DK_OPTIONS = aa.DK_OPTIONS
@@ -164,16 +164,6 @@ class SdpSetup:
     def temperature(self) -> float:
         """τ = 1 / scale: what the scores are divided by."""
         return 1.0 / self.scale
-
-
-score_heatmap = cached_figure(fa.score_heatmap)
-weights_heatmap = cached_figure(fa.weights_heatmap)
-output_heatmap = cached_figure(fa.output_heatmap)
-qkv_heatmaps = cached_figure(fa.qkv_heatmaps)
-line_panels = cached_figure(fa.line_panels)
-pipeline_heatmaps = cached_figure(fa.pipeline_heatmaps)
-heatmap_row = cached_figure(attention_shared.heatmap_row)
-normaliser_rows = cached_figure(fa.normaliser_rows)
 
 
 def dk_table(e: aa.DkExperiment) -> pd.DataFrame:
@@ -335,7 +325,7 @@ def _qk_labels(title: str = "") -> Labels:
 def show_qkv(s: SdpSetup) -> None:
     """Q, K and V as heatmaps, one row per token."""
     dk = s.controls.dk
-    fig = qkv_heatmaps(
+    fig = cached(fa.qkv_heatmaps)(
         s.inputs.q,
         s.inputs.k,
         s.inputs.v,
@@ -349,7 +339,7 @@ def show_qkv(s: SdpSetup) -> None:
 
 def show_heat(kind: str, z: np.ndarray, s: SdpSetup, title: str, key: str) -> None:
     """One (L, S) map of ``kind`` "scores" or "weights", with its note ``sdp.look_<key's end>``."""
-    builder = {"scores": score_heatmap, "weights": weights_heatmap}[kind]
+    builder = {"scores": cached(fa.score_heatmap), "weights": cached(fa.weights_heatmap)}[kind]
     fig = builder(z, x_labels=s.labels, y_labels=s.labels, labels=_qk_labels(title))
     look_key = f"sdp.look_{key.removeprefix('sdp_fig_')}"
     show_figure(fig, key=key, look_for_key=look_key, code=attn.attention_steps)
@@ -375,7 +365,7 @@ def show_pipeline(s: SdpSetup, stats: aa.RowStats) -> None:
         "weights": t("sdp.fig_weights"),
     }
     z = {"raw": s.steps.raw, "scaled": s.steps.scaled, "masked": s.steps.masked, "weights": s.steps.weights}
-    fig = pipeline_heatmaps(
+    fig = cached(fa.pipeline_heatmaps)(
         tuple((titles[k], z[k], "weights" if k == "weights" else "scores") for k in titles),
         x_labels=s.labels,
         y_labels=s.labels,
@@ -394,7 +384,7 @@ def show_pipeline(s: SdpSetup, stats: aa.RowStats) -> None:
 def show_output(s: SdpSetup) -> None:
     """The output (L, Dv), one row per query."""
     labels = Labels.of(title=t("sdp.fig_output"), x=t("sdp.axis_dv"), y=t("sdp.axis_query"))
-    fig = output_heatmap(s.steps.output, y_labels=s.labels, labels=labels)
+    fig = cached(fa.output_heatmap)(s.steps.output, y_labels=s.labels, labels=labels)
     show_figure(fig, key="sdp_fig_output", look_for_key="sdp.look_output", code=attn.attention_steps)
 
 
@@ -447,7 +437,7 @@ def show_dk_figure(e: aa.DkExperiment, dk: int) -> None:
         )
         for name, (ids, extra) in DK_FIGURES.items()
     )
-    fig = line_panels(e.d_k, panels, labels=Labels.of(x="d_k"), log_x=True)
+    fig = cached(fa.line_panels)(e.d_k, panels, labels=Labels.of(x="d_k"), log_x=True)
     axes = fa.panel_axes(len(panels))
     marker = Marks(*(tuple(part) for part in vline_marks(dk, t("sdp.current_dk"), log_x=True, axes=axes)))
     looks = [(t(f"sdp.fig_dk_{name}"), f"sdp.look_dk_{name}") for name in DK_FIGURES]
@@ -560,7 +550,7 @@ def normalizer_results(s: SdpSetup, res: tuple[aa.NormalizerWeights, ...]) -> No
     st.caption(
         t("sdp.zeros_caption", soft=under["softmax"], sparse=under["sparsemax"], ent=under["entmax15"])
     )
-    fig = heatmap_row(
+    fig = cached(attention_shared.heatmap_row)(
         tuple((names[r.name], r.weights) for r in res),
         x_labels=s.labels,
         y_labels=s.labels,
@@ -592,7 +582,7 @@ def nw_results(h: float, x0: float) -> None:
         radius=t("sdp.radius_band"),
     )
     rows = {names[k]: w for k, w in nw.rows.items()}
-    fig = normaliser_rows(nw.x, rows, x0=x0, radius=nw.radius, labels=labels)
+    fig = cached(fa.normaliser_rows)(nw.x, rows, x0=x0, radius=nw.radius, labels=labels)
     show_figure(
         fig, key="sdp_fig_nw_normalizers", look_for_key="sdp.look_nw_normalizers", code=aa.nw_normalizers
     )

@@ -105,8 +105,9 @@ def test_position_labels_are_distinct_in_order_and_as_short_as_they_can_be():
 def test_weight_maps_keep_one_column_per_sample():
     """Two samples closer than 0.01 used to share the label ``f"{x:.2f}"``: Plotly merged them
     into one category column, hiding one sample's weights (and drew the map cell by cell)."""
+    from figures.attention_shared import weight_map
     from figures.kernel_regression import weight_matrix_figure
-    from figures.kernels_to_attention import nw_matrix, side_by_side
+    from figures.kernels_to_attention import side_by_side
 
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(-3, 3, 200))
@@ -114,7 +115,7 @@ def test_weight_maps_keep_one_column_per_sample():
     assert len({f"{v:.2f}" for v in x}) < x.size  # the old labels collide for these samples
     w = rng.random((xq.size, x.size))
     figs = [
-        nw_matrix(w, x_query=xq, x_train=x, labels=Labels()),
+        weight_map(w, x, xq, labels=Labels(), height=460),  # the kernels-to-attention page's matrix
         side_by_side(w, w, x_query=xq, x_train=x, titles=("a", "b"), labels=Labels()),
         weight_matrix_figure(w, x, xq, labels=Labels()),
     ]

@@ -222,6 +222,29 @@ def test_cached_figure_keys_list_arguments_by_their_content():
     assert len(built) == 7
 
 
+def test_cached_gives_one_cached_twin_per_builder():
+    """``ui.layout.cached(builder)`` is made once per builder: every call site that names the same
+    builder reaches the same cache (built once for equal inputs); another builder has its own."""
+    from ui.layout import cached
+
+    built: list[str] = []
+
+    def draw_one(name: str) -> go.Figure:
+        built.append(f"one:{name}")
+        return go.Figure(go.Scatter(x=[0], y=[1], name=name))
+
+    def draw_two(name: str) -> go.Figure:
+        built.append(f"two:{name}")
+        return go.Figure(go.Scatter(x=[0], y=[2], name=name))
+
+    assert cached(draw_one) is cached(draw_one)
+    first = cached(draw_one)("a")
+    assert cached(draw_one)("a") is first  # a second call site: same cache, not rebuilt
+    assert cached(draw_two)("a") is not first
+    assert cached(draw_one)("b") is not first
+    assert built == ["one:a", "two:a", "one:b"]
+
+
 def test_cached_calls_key_core_dataclasses_by_their_content():
     """``ui.caching`` hashes ``core``'s dataclasses by their pickle instead of Streamlit's deep
     copy (``dataclasses.asdict``): an equal copy hits the cache, a change in any field (an array
