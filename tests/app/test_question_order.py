@@ -304,11 +304,12 @@ def test_no_question_can_be_answered_by_reading_up_or_beside_it(page, params, bu
 
 
 def test_every_question_of_the_pages_is_audited():
-    """Each ``questions.ask`` call of the pages has its entry here, and each entry is walked."""
+    """Each question of the pages (a ``Question`` spec, or a ``questions.ask`` call) has its entry
+    here, and each entry is walked."""
     asked = []
     for path in sorted((ROOT / "pages").glob("*.py")):
         source = path.read_text(encoding="utf-8")
-        asked += re.findall(r'questions\.ask\(\s*(f?"[^"]+")', source)
+        asked += re.findall(r'(?:\bQuestion|questions\.ask)\(\s*(f?"[^"]+")', source)
     assert asked
     for qid in asked:
         pattern = re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(qid.lstrip("f").strip('"')))
