@@ -28,6 +28,7 @@ import plotly.io as pio
 from core import in_context as ic
 from core.lessons import in_context as lesson
 from figures import in_context as figs
+from figures.common import Labels
 from ui.live_run import RedrawClock
 
 REPEAT = 3
@@ -53,20 +54,20 @@ def page_work(run: ic.ICLRun, refs: ic.References) -> None:
     bandwidth = figs.bandwidth_figure(
         tuple(range(len(run.bandwidth))), tuple(run.bandwidth),
         {"oracle": refs.oracle_h, "loo": refs.loo_h_median},
-        max_steps=config.steps, names=NAMES, title="h", x_title="step", y_title="h",
+        max_steps=config.steps, labels=Labels.of(title="h", x="step", y="h", **NAMES),
     )  # fmt: skip
     error = figs.error_figure(
         tuple(run.eval_steps), tuple(run.test_error),
         {"oracle": refs.oracle_error, "loo": refs.loo_error,
          "mean": refs.mean_error, "floor": refs.noise_floor},
-        max_steps=config.steps, names=NAMES, title="error", x_title="step", y_title="mse",
+        max_steps=config.steps, labels=Labels.of(title="error", x="step", y="mse", **NAMES),
     )  # fmt: skip
     view = lesson.context_view(config, run.m, refs.oracle_h)
     task = figs.task_figure(
         view.grid_s, view.grid_f, view.ctx_s, view.ctx_y, view.query_s,
         {"attention": view.pred_attention, "oracle": view.pred_oracle},
         {"attention": view.w_attention, "oracle": view.w_oracle},
-        names=NAMES, title="task", x_title="s", y_title="y", w_title="w",
+        labels=Labels.of(title="task", x="s", y="y", z="w", **NAMES),
     )  # fmt: skip
     for fig in (bandwidth, error, task):
         pio.to_json(fig, validate=False)

@@ -29,6 +29,7 @@ from torch import nn
 from core.positional import sinusoidal_encoding
 from core.training import random_walk_dataset, train
 from core.transformer import TransformerConfig
+from figures.common import Labels
 from figures.training import attention_heads, loss_curves
 from ui.live_run import RedrawClock
 
@@ -41,14 +42,15 @@ NAMES = {"train": "training", "val": "validation", "batch": "per batch", "mean":
 def page_work(result) -> None:
     """What the live page does after an epoch: build both figures and serialise them."""
     loss = loss_curves(
-        result.train_loss, result.val_loss, dataclasses.asdict(result.baselines), names=NAMES, title="loss",
-        x_title="epoch", y_title="MSE", max_epochs=result.config.epochs, batch_loss=result.batch_loss,
+        result.train_loss, result.val_loss, dataclasses.asdict(result.baselines),
+        labels=Labels.of(title="loss", x="epoch", y="MSE", **NAMES), max_epochs=result.config.epochs,
+        batch_loss=result.batch_loss,
         batches_per_epoch=result.batches_per_epoch,
     )  # fmt: skip
     weights = result.snapshots[max(result.snapshots)][0]
     attention = attention_heads(
-        weights, head_titles=[f"head {h + 1}" for h in range(weights.shape[0])], title="attention",
-        x_title="key", y_title="query", colorbar_title="weight",
+        weights, head_titles=[f"head {h + 1}" for h in range(weights.shape[0])],
+        labels=Labels.of(title="attention", x="key", y="query", z="weight"),
     )  # fmt: skip
     for fig in (loss, attention):
         pio.to_json(fig, validate=False)

@@ -47,3 +47,17 @@ def test_the_check_sees_a_read_in_main() -> None:
         "if __name__ == '__main__':\n    main(sys.argv)\n"
     )
     assert _argv_reads_outside_main_guard(ast.parse(planted)) == [3]
+
+
+def test_the_live_pages_benchmarks_build_their_figures_with_todays_builders() -> None:
+    """``bench_in_context`` and ``bench_training`` call the figure builders themselves (what the
+    live page draws per redraw); a builder's new signature must reach them, or ``make bench``
+    stops there. One short run each, its figures built and serialised."""
+    from benchmarks import bench_in_context, bench_training
+    from core import in_context as ic
+    from core.training import train
+    from core.transformer import TransformerConfig
+
+    config = ic.ICLConfig(steps=20, test_tasks=16, eval_every=10)
+    bench_in_context.page_work(ic.train_icl(config), ic.references(config))
+    bench_training.page_work(train(TransformerConfig().replace(epochs=1, n_train=64)))
