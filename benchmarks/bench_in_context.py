@@ -51,16 +51,16 @@ def stable_step(bandwidth: list[float] | np.ndarray, rtol: float = 0.05, window:
 def page_work(run: ic.ICLRun, refs: ic.References) -> None:
     """What the live page draws after a step when its chart interval has passed."""
     config = run.config
-    bandwidth = figs.bandwidth_figure(
+    bandwidth = figs.reference_curve(
         tuple(range(len(run.bandwidth))), tuple(run.bandwidth),
         {"oracle": refs.oracle_h, "loo": refs.loo_h_median},
-        max_steps=config.steps, labels=Labels.of(title="h", x="step", y="h", **NAMES),
+        max_steps=config.steps, labels=Labels.of(title="h", x="step", y="h", **NAMES), bandwidth=True,
     )  # fmt: skip
-    error = figs.error_figure(
+    error = figs.reference_curve(
         tuple(run.eval_steps), tuple(run.test_error),
         {"oracle": refs.oracle_error, "loo": refs.loo_error,
          "mean": refs.mean_error, "floor": refs.noise_floor},
-        max_steps=config.steps, labels=Labels.of(title="error", x="step", y="mse", **NAMES),
+        max_steps=config.steps, labels=Labels.of(title="error", x="step", y="mse", **NAMES), bandwidth=False,
     )  # fmt: skip
     view = lesson.context_view(config, run.m, refs.oracle_h)
     task = figs.task_figure(

@@ -196,51 +196,34 @@ def _against_references(
     return fig
 
 
-def bandwidth_figure(
+def reference_curve(
     steps: Sequence[int],
-    bandwidth: Sequence[float],
+    values: Sequence[float],
     references: Mapping[str, float],
     *,
     max_steps: int,
     labels: Labels,
+    bandwidth: bool,
     height: int = 470,
 ) -> go.Figure:
-    """The learned bandwidth over training steps (log scale), with reference bandwidths as lines.
+    """A curve over training steps (log scale) against reference values drawn as lines: the learned
+    bandwidth (``bandwidth=True``: no markers; the y range keeps the start, h = 1, and every line in
+    view) or the held-out test error (markers at its evaluation steps).
 
     Args:
-        steps, bandwidth: the learned curve (may be empty before training).
-        references: {role: bandwidth} (``oracle``, ``loo``) drawn as horizontal lines.
+        steps, values: the curve (may be empty before training).
+        references: {role: value} drawn as horizontal lines (``oracle``, ``loo``; for the error
+            also ``mean``, ``floor``).
         labels: the title, ``x``, ``y`` and names for ``attention`` and each reference.
     """
-    fig = _against_references(steps, bandwidth, references, max_steps=max_steps, labels=labels, markers=False)
-    shown = [v for v in (*references.values(), *bandwidth, 1.0) if v > 0]
-    low, high = min(shown) / 1.5, max(shown) * 1.5  # the start (h = 1) and every line in view
-    fig.update_yaxes(
-        title_text=labels.y,
-        type="log",
-        range=[np.log10(low), np.log10(high)],
-        tickvals=LOG_TICKS,
-        ticktext=None,
+    fig = _against_references(
+        steps, values, references, max_steps=max_steps, labels=labels, markers=not bandwidth
     )
-    return _below(fig, labels.title, height)
-
-
-def error_figure(
-    steps: Sequence[int],
-    errors: Sequence[float],
-    references: Mapping[str, float],
-    *,
-    max_steps: int,
-    labels: Labels,
-    height: int = 470,
-) -> go.Figure:
-    """Test error over training steps (log scale) against the references' errors (lines).
-
-    Args:
-        labels: the title, ``x``, ``y`` and names for ``attention`` and each reference.
-    """
-    fig = _against_references(steps, errors, references, max_steps=max_steps, labels=labels, markers=True)
     fig.update_yaxes(title_text=labels.y, type="log", tickvals=LOG_TICKS)
+    if bandwidth:
+        shown = [v for v in (*references.values(), *values, 1.0) if v > 0]
+        low, high = min(shown) / 1.5, max(shown) * 1.5  # the start (h = 1) and every line in view
+        fig.update_yaxes(range=[np.log10(low), np.log10(high)])
     return _below(fig, labels.title, height)
 
 

@@ -351,8 +351,7 @@ def live_labels(title_key: str, x: str, y: str, z: str = "") -> Labels:
 
 #: The live charts' builders, cached for a still frame (``LiveView`` builds a training frame directly).
 task_figure = cached_figure(fic.task_figure)
-bandwidth_figure = cached_figure(fic.bandwidth_figure)
-error_figure = cached_figure(fic.error_figure)
+reference_curve = cached_figure(fic.reference_curve)
 
 
 class LiveView:
@@ -419,12 +418,13 @@ class LiveView:
             self.bandwidth,
             "ic_bw_fig",
             "ic.bandwidth_look" + _no_loo(refs),
-            (fic.bandwidth_figure if live else bandwidth_figure)(  # live frames: not worth caching
+            (fic.reference_curve if live else reference_curve)(  # live frames: not worth caching
                 tuple(range(len(run.bandwidth))) if run is not None else (),
                 tuple(run.bandwidth) if run is not None else (),
                 _measured({"oracle": refs.oracle_h, "loo": refs.loo_h_median}),
                 max_steps=max_steps(config, run),
                 labels=live_labels("ic.bandwidth_title", "ic.axis_step", "ic.axis_bandwidth"),
+                bandwidth=True,
             ),
         )
 
@@ -436,12 +436,13 @@ class LiveView:
             self.error,
             "ic_err_fig",
             "ic.error_look" + _no_loo(refs),
-            (fic.error_figure if live else error_figure)(
+            (fic.reference_curve if live else reference_curve)(
                 tuple(run.eval_steps) if run is not None else (),
                 tuple(run.test_error) if run is not None else (),
                 _measured(lines),
                 max_steps=max_steps(config, run),
                 labels=live_labels("ic.error_title", "ic.axis_step", "ic.axis_error"),
+                bandwidth=False,
             ),
         )
 

@@ -12,8 +12,10 @@ NAMES = {k: k for k in ("attention", "oracle", "loo", "floor", "mean", "function
 LABELS = Labels.of(title="t", x="x", y="y", z="w", **NAMES)
 
 
-def test_bandwidth_figure_empty_then_growing():
-    empty = figs.bandwidth_figure((), (), {"oracle": 0.16, "loo": 0.2}, max_steps=500, labels=LABELS)
+def test_bandwidth_curve_empty_then_growing():
+    empty = figs.reference_curve(
+        (), (), {"oracle": 0.16, "loo": 0.2}, max_steps=500, labels=LABELS, bandwidth=True
+    )
     by_name = {tr.name: tr for tr in empty.data}
     assert len(by_name["attention"].x) == 0  # axes and references before any training
     assert list(by_name["oracle"].y) == [0.16, 0.16]
@@ -21,19 +23,15 @@ def test_bandwidth_figure_empty_then_growing():
     low, high = empty.layout.yaxis.range
     assert 10**low < 0.16
     assert 10**high > 1.0
-    grown = figs.bandwidth_figure(
-        (0, 1, 2),
-        (1.0, 0.8, 0.5),
-        {"oracle": 0.16},
-        max_steps=500,
-        labels=LABELS,
+    grown = figs.reference_curve(
+        (0, 1, 2), (1.0, 0.8, 0.5), {"oracle": 0.16}, max_steps=500, labels=LABELS, bandwidth=True
     )
     assert list(next(t for t in grown.data if t.name == "attention").y) == [1.0, 0.8, 0.5]
 
 
-def test_error_figure_has_every_reference():
+def test_error_curve_has_every_reference():
     refs = {"oracle": 0.15, "loo": 0.16, "mean": 0.5, "floor": 0.0625}
-    fig = figs.error_figure((0, 10), (0.5, 0.2), refs, max_steps=100, labels=LABELS)
+    fig = figs.reference_curve((0, 10), (0.5, 0.2), refs, max_steps=100, labels=LABELS, bandwidth=False)
     assert {t.name for t in fig.data} == {*refs, "attention"}
     assert [t.y[0] for t in fig.data if t.name in refs] == list(refs.values())
 
