@@ -3,7 +3,8 @@
 ``python -m benchmarks drag [--drags N] [--moves M] [--json PATH]`` (``make bench-drag``; part of
 ``make bench``). Starts ``streamlit run app.py`` on a free 127.0.0.1 port and headless Chromium
 (``$CHROMIUM_PATH`` or ``/usr/bin/chromium``) on the same machine. For each live slider
-(``ui.live_slider``) the page is opened on its default view and the slider is dragged ``--drags``
+(``ui.live_slider``) the page is opened on its default view with its questions answered ("Show
+me": kernels -> attention draws its three figures only then) and the slider is dragged ``--drags``
 times (default 3, back and forth) with ``--moves`` mouse moves (default 60, one every 16 ms: a
 hand), then released. Measured in the page:
 
@@ -12,9 +13,10 @@ hand), then released. Measured in the page:
   animation frame that paints it (p50 / p95 over every frame of every drag);
 - script runs started while the button is down (the app root's ``data-test-script-state`` turning
   to ``running``; must be 0) and after the release (1);
-- release -> settled: from the ``pointerup`` to the later of the script's run finishing and every
-  chart the slider redraws showing its new figure (a new chart element, drawn), and for a live
-  slider its last overlay gone.
+- release -> settled: from the ``pointerup`` to the latest of: the script's run finishing, every
+  chart of the slider that Python redrew showing its new figure (Streamlit draws a changed figure
+  into a new chart element; an unchanged one keeps its element and is not waited for), and for a
+  live slider its last overlay gone; each stamped on the animation frame that paints it.
 
 Next to each, in the same run, today's release-only step: the same page with ``?live=0``
 (``st.select_slider`` / ``st.slider`` of ``ui.controls``, the path before live sliders), the same drag:
@@ -30,7 +32,6 @@ share the machine: the load average is printed with the results.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -43,59 +44,69 @@ from typing import Any
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.bench_browser import CHROMIUM_FLAGS, QUIET_MS, ROOT, VIEWPORT, _percentile, streamlit_server
-from tests.e2e.conftest import chromium_path
-from ui.i18n import load_catalogue
+from tests.e2e.conftest import chromium_path, show_answers
 
-#: The English catalogue: a slider's accessible name is its label.
-_EN = load_catalogue("en")
-
-#: (page, slider's accessible name, link parameters, URL key, from, to: fractions of the track,
-#: the charts of the default view the slider redraws)
+#: (page, link parameters, URL key, from, to: fractions of the track, the charts of the page (its
+#: questions answered) that the slider redraws: each must be drawn before the drag)
 SLIDERS = [
-    ("kernel-regression", _EN["kr.bandwidth"], {}, "kr_h", 0.53, 0.15,
-     ("kr_fig_fit", "kr_fig_row", "kr_fig_matrix")),
-    ("kernel-regression", _EN["kr.query"], {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
-    ("kernels-to-attention", _EN["k2a.h"], {}, "k2a_h", 0.5, 0.05,
-     ("k2a_fig1", "k2a_fig2", "k2a_fig_fit", "k2a_fig3")),
-    ("kernels-to-attention", _EN["k2a.x0"], {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
-    ("scaled-dot-product", _EN["sdp.dk"], {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
-    ("scaled-dot-product", _EN["sdp.temperature"], {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05,
-     ("sdp_fig_pipeline",)),
+    ("kernel-regression", {}, "kr_h", 0.53, 0.15, ("kr_fig_fit", "kr_fig_row", "kr_fig_matrix")),
+    ("kernel-regression", {}, "kr_xq", 0.58, 0.2, ("kr_fig_fit", "kr_fig_row")),
+    ("kernels-to-attention", {}, "k2a_h", 0.5, 0.05, ("k2a_fig1", "k2a_fig2", "k2a_fig_fit", "k2a_fig3")),
+    ("kernels-to-attention", {}, "k2a_x0", 0.58, 0.2, ("k2a_fig1",)),
+    ("scaled-dot-product", {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
+    ("scaled-dot-product", {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05, ("sdp_fig_pipeline",)),
 ]  # fmt: skip
-#: After the run, how long a chart that was not redrawn is waited for (its figure did not change).
-REDRAW_GRACE_MS = 3000
 TARGET_FRAME_P95_MS = 33
 TARGET_SETTLED_P50_MS = 250
 MOVE_GAP_MS = 16
 TIMEOUT_MS = 120_000
 
-#: Installed before each drag: script-state changes, the pointerup time, chart DOM changes.
+#: Installed before each drag: script-state changes, the pointerup time, chart DOM changes, and
+#: after the release, per chart, the first frame that shows a new chart element drawn (Streamlit
+#: draws a changed figure into a new element; an unchanged one keeps its element and is not waited
+#: for) and the first frame without a live overlay. Watched through DOM mutations, each stamped on
+#: the next animation frame (the frame that paints it); no animation-frame loop, which would make
+#: the browser paint while it is busiest.
 _OBSERVE = """(charts) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (window.__drag) { window.__drag.state.disconnect(); window.__drag.dom.disconnect(); }
-  const rec = {states: [], up: null, down: null, charts: 0};
+  const rec = {states: [], up: null, down: null, charts: 0, drawn: {}, overlaysGone: null};
   rec.state = new MutationObserver(() =>
     rec.states.push([performance.now(), app.getAttribute('data-test-script-state')]));
   rec.state.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  rec.before = charts.map(gd);
+  const stamping = new Set();
+  const stamp = (what, set) => {
+    if (stamping.has(what)) return;
+    stamping.add(what);
+    requestAnimationFrame(() => set(performance.now()));
+  };
+  const after = () => {
+    charts.forEach((k, i) => {
+      const g = gd(k);
+      if (g && g !== rec.before[i] && g._fullLayout && g.querySelector('.main-svg'))
+        stamp(k, (t) => { rec.drawn[k] = t; });
+    });
+    if (!document.querySelector('canvas.live-overlay')) stamp('overlays', (t) => { rec.overlaysGone = t; });
+  };
   const inChart = (ms) => ms.some((m) => m.target.closest?.('.js-plotly-plot'));
   const held = () => rec.down !== null && rec.up === null;
-  rec.dom = new MutationObserver((ms) => { if (held() && inChart(ms)) rec.charts += 1; });
+  rec.dom = new MutationObserver((ms) => {
+    if (held() && inChart(ms)) rec.charts += 1;
+    if (rec.up !== null) after();
+  });
   const main = document.querySelector('[data-testid="stMain"]');
   rec.dom.observe(main, {subtree: true, childList: true, attributes: true});
   const once = {capture: true, once: true};
   document.addEventListener('pointerdown', () => { rec.down = performance.now(); }, once);
-  const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
-  rec.before = charts.map(gd);
-  rec.drawn = null;  // when every chart was a new, drawn element (the new figures on screen)
-  const look = () => {
-    if (rec.up !== null && charts.every((k, i) => { const g = gd(k); return g && g !== rec.before[i]
-        && g._fullLayout && g.querySelector('.main-svg'); })) { rec.drawn = performance.now(); return; }
-    requestAnimationFrame(look);
-  };
-  const up = () => { rec.up = performance.now(); requestAnimationFrame(look); };
-  document.addEventListener('pointerup', up, once);
+  document.addEventListener('pointerup', () => { rec.up = performance.now(); after(); }, once);
   window.__drag = rec;
 }"""
+
+#: The charts whose element was replaced since the drag began (their figure changed).
+_REPLACED = """(charts) => charts.filter((k, i) =>
+  document.querySelector('.st-key-' + k + ' .js-plotly-plot') !== window.__drag.before[i])"""
 
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
 #: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
@@ -113,15 +124,22 @@ class Drag:
     runs_during: int = 0  # script runs started while the button was down
     runs_after: int = 0  # script runs started after the release
     settled_ms: float | None = None  # release -> settled
+    start_ms: float | None = None  # release -> the script run starting ("running")
     run_ms: float | None = None  # the script run itself: "running" to "notRunning"
     drawn_ms: float | None = None  # release -> every redrawn chart showing its new figure
     overlays_ms: float | None = None  # release -> the live slider's last overlay gone
+    redrawn: int = 0  # charts of the slider that Python redrew (a new chart element)
+    views: int = 0  # chart overlays drawn over every frame (0: the drag drew nothing over a chart)
 
 
-def _track(page, name: str, live: bool):
-    """The slider's element to drag on and the box of its track. The live slider is a native range
-    input; Streamlit's keeps a hidden one inside its thumb, whose parent is the track."""
-    handle = page.locator(f'input[type="range"][aria-label="{name}"]').first
+def _track(page, key: str, live: bool):
+    """The slider's element to drag on and the box of its track, found by the control's key (not by
+    its label, which need not be unique: a label's first match once dragged another element).
+    The live slider is a native range input under ``.st-key-<key>``; Streamlit's keeps a hidden one
+    inside its thumb, whose parent is the track."""
+    handle = page.locator(f'.st-key-{key} input[type="range"]')
+    if handle.count() != 1:
+        raise RuntimeError(f"{handle.count()} range inputs under .st-key-{key}: expected one")
     if live:
         return handle, handle.bounding_box()
     thumb = handle.locator("xpath=../..")
@@ -129,14 +147,14 @@ def _track(page, name: str, live: bool):
 
 
 def drag_once(
-    page, name: str, key: str, start: float, end: float, moves: int, live: bool, charts: tuple[str, ...]
+    page, key: str, start: float, end: float, moves: int, live: bool, charts: tuple[str, ...]
 ) -> Drag:
     """One drag of ``moves`` moves from ``start`` to ``end`` (fractions of the track), then release;
-    settled when the run has finished and every chart of ``charts`` shows its new figure (a chart
-    whose figure did not change is not waited for longer than ``REDRAW_GRACE_MS``)."""
-    handle, box = _track(page, name, live)
+    settled when the run has finished, every chart of ``charts`` that Python redrew (a new element)
+    shows its new figure and, live, the overlays are gone (each: the animation frame that paints it)."""
+    handle, box = _track(page, key, live)
     handle.scroll_into_view_if_needed()
-    handle, box = _track(page, name, live)
+    handle, box = _track(page, key, live)
     inset = 8 if live else 0  # the native thumb's centre stays half a thumb inside the track
     x = lambda f: box["x"] + inset + (box["width"] - 2 * inset) * f  # noqa: E731
     if live:
@@ -166,31 +184,45 @@ def drag_once(
           end: r.states.filter(s => s[1] === 'notRunning').at(-1)[0]}; }"""
     )
     result.runs_after = rec["runs"]
+    result.start_ms = rec["start"] - rec["up"]
     result.run_ms = rec["end"] - rec["start"]
-    with contextlib.suppress(PlaywrightTimeout):  # a chart whose figure did not change is not redrawn
-        page.wait_for_function("() => window.__drag.drawn !== null", polling=20, timeout=REDRAW_GRACE_MS)
-    drawn = page.evaluate("() => window.__drag.drawn")
-    end_ms = max(rec["end"], drawn) if drawn is not None else rec["end"]
-    result.drawn_ms = None if drawn is None else drawn - rec["up"]
+    # every chart Python redrew shows its new figure, and for a live slider the overlays are gone
+    replaced = page.evaluate(_REPLACED, list(charts))
+    page.wait_for_function(
+        "([keys, live]) => keys.every((k) => window.__drag.drawn[k] !== undefined)"
+        " && (!live || window.__drag.overlaysGone !== null)",
+        arg=[replaced, live],
+        polling=20,
+        timeout=TIMEOUT_MS,
+    )
+    marks = page.evaluate("() => ({drawn: window.__drag.drawn, gone: window.__drag.overlaysGone})")
+    drawn = [marks["drawn"][k] for k in replaced]
+    result.redrawn = len(replaced)
+    result.drawn_ms = max(drawn) - rec["up"] if drawn else None
+    end_ms = max([rec["end"], *drawn])
     if live:
-        page.wait_for_function("() => !document.querySelector('canvas.live-overlay')", timeout=TIMEOUT_MS)
+        result.overlays_ms = marks["gone"] - rec["up"]
+        end_ms = max(end_ms, marks["gone"])
         stats = page.evaluate(
-            "([from, key]) => { const s = window.__liveStats; return {frames: s.frames.slice(from)"
-            ".filter(f => f.key === key).map(f => f.t1 - f.t0), settled: s.settled.at(-1)}; }",
+            "([from, key]) => window.__liveStats.frames.slice(from).filter(f => f.key === key)"
+            ".map(f => [f.t1 - f.t0, Object.keys(f.views).length])",
             [frames_before, key],
         )
-        result.frames = len(stats["frames"])
-        result.frame_ms = stats["frames"]
-        if stats["settled"] is not None and stats["settled"] > rec["up"]:
-            end_ms = max(end_ms, stats["settled"])
-            result.overlays_ms = stats["settled"] - rec["up"]
+        result.frames = len(stats)
+        result.frame_ms = [ms for ms, _ in stats]
+        result.views = sum(n for _, n in stats)
     else:
         result.frames = rec["charts"]
     result.settled_ms = end_ms - rec["up"]
     return result
 
 
-def _open(context, app: str, path: str, params: dict[str, str], live: bool):
+def _open(
+    context, app: str, path: str, params: dict[str, str], live: bool, key: str, charts: tuple[str, ...]
+):
+    """A new tab on the slider's page, its questions answered ("Show me": a page draws what answers
+    a question only then, kernels -> attention's three figures included), once the slider is there
+    (a live one is a component, mounted after the run) and every chart it redraws is drawn."""
     query = "&".join(
         f"{k}={v}" for k, v in {"lang": "en", **params, **({} if live else {"live": "0"})}.items()
     )
@@ -198,7 +230,14 @@ def _open(context, app: str, path: str, params: dict[str, str], live: bool):
     page.goto(f"{app}/{path}?{query}", timeout=TIMEOUT_MS)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=TIMEOUT_MS)
     page.wait_for_function(f"() => ({_STATE})() === 'notRunning'", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(1500)  # charts drawn, idle-time warm-up done
+    show_answers(page)
+    page.wait_for_selector(f'.st-key-{key} input[type="range"]', state="attached", timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "(keys) => keys.every((k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot .main-svg'))",
+        arg=list(charts),
+        timeout=TIMEOUT_MS,
+    )
+    page.wait_for_timeout(1500)  # idle-time warm-up done
     return page
 
 
@@ -208,16 +247,16 @@ def measure(
     """Every slider of ``SLIDERS`` (or those of ``keys``): live on ``apps[True]``, release-only
     (``?live=0``) on ``apps[False]``, their drags interleaved (the machine's load drifts)."""
     out: dict[bool, list[tuple[str, list[Drag]]]] = {True: [], False: []}
-    for path, name, params, key, start, end, charts in SLIDERS:
+    for path, params, key, start, end, charts in SLIDERS:
         if keys and key not in keys:
             continue
-        pages = {live: _open(context, apps[live], path, params, live) for live in (True, False)}
+        pages = {live: _open(context, apps[live], path, params, live, key, charts) for live in (True, False)}
         runs: dict[bool, list[Drag]] = {True: [], False: []}
         try:
             for i in range(drags):
                 a, b = (start, end) if i % 2 == 0 else (end, start)
                 for live in (True, False) if i % 2 == 0 else (False, True):
-                    runs[live].append(drag_once(pages[live], name, key, a, b, moves, live, charts))
+                    runs[live].append(drag_once(pages[live], key, a, b, moves, live, charts))
         finally:
             for page in pages.values():
                 page.close()
@@ -241,10 +280,13 @@ def _summary(drags: list[Drag]) -> dict[str, Any]:
         "runs_during": max((d.runs_during for d in drags), default=0),
         "runs_after": [d.runs_after for d in drags],
         "settled_p50_ms": _stat(settled, 50),
+        "start_p50_ms": _stat([d.start_ms for d in drags if d.start_ms is not None], 50),
         "run_p50_ms": _stat([d.run_ms for d in drags if d.run_ms is not None], 50),
         "drawn_p50_ms": _stat([d.drawn_ms for d in drags if d.drawn_ms is not None], 50),
         "overlays_p50_ms": _stat([d.overlays_ms for d in drags if d.overlays_ms is not None], 50),
         "settled_all_ms": settled,
+        "redrawn": [d.redrawn for d in drags],
+        "views": [d.views for d in drags],
     }
 
 
@@ -258,7 +300,13 @@ def _line(drags: list[Drag], live: bool) -> str:
         moving = f"chart changes while held {m['frames']}"
     return (
         f"{moving}, runs while held {m['runs_during']}, after {m['runs_after']}, release->settled"
-        f" p50 {m['settled_p50_ms']:.0f} ms (the run {m['run_p50_ms']:.0f} ms)"
+        f" p50 {m['settled_p50_ms']:.0f} ms (run starts {m['start_p50_ms']:.0f} ms,"
+        f" runs {m['run_p50_ms']:.0f} ms, charts redrawn {m['redrawn']} p50 {m['drawn_p50_ms']:.0f} ms"
+        + (
+            f", overlays gone p50 {m['overlays_p50_ms']:.0f} ms, chart overlays drawn {m['views']})"
+            if live
+            else ")"
+        )
     )
 
 
@@ -267,7 +315,8 @@ def report(
 ) -> dict[str, Any]:
     print(f"\nload average before/after: {load:.2f} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{moves}-move drags; ms. Live: frames drawn per drag, move -> frame; release-only (?live=0): the")
-    print("chart changes while the button is down. settled: release -> run finished and overlays gone.")
+    print("chart changes while the button is down. settled: release -> the run finished, every chart Python")
+    print("redrew showing its new figure and the overlays gone (each: the frame that paints it).")
     head = (
         f"{'slider':<9} {'frames':>12} {'p50':>6} {'p95':>6} {'held':>5} {'after':>6} {'settled':>8} |"
         f" {'changes':>8} {'held':>5} {'settled':>8}"
@@ -285,6 +334,7 @@ def report(
             f" {o['runs_during']:5d} {o['settled_p50_ms']:8.0f}"
         )
         ok = {
+            "frames_drawn": all(f > 0 for f in m["frames"]) and all(v > 0 for v in m["views"]),
             "frame_p95": m["frame_p95_ms"] <= TARGET_FRAME_P95_MS,
             "no_run_while_held": m["runs_during"] == 0,
             "one_run_after": all(n == 1 for n in m["runs_after"]),

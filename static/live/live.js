@@ -431,6 +431,7 @@ class Overlay {
     this.gd = gd;
     this.hidden = new Map(); // node -> its visibility before
     this.clones = [];
+    this.maps = new Map(); // heatmap trace uid -> its MapLayer (one pixel per cell, scaled by CSS)
     this.canvas = document.createElement("canvas");
     this.canvas.className = "live-overlay";
     this.canvas.setAttribute("aria-hidden", "true");
@@ -469,7 +470,7 @@ class Overlay {
     });
     this.canvas.width = Math.round(w * dpr);
     this.canvas.height = Math.round(h * dpr);
-    Object.assign(this, { w, h, dpr });
+    Object.assign(this, { w, h, dpr, left: g.left - b.left, top: g.top - b.top });
   }
 
   hide(node) {
@@ -504,6 +505,8 @@ class Overlay {
     for (const c of this.clones) c.remove();
     this.clones = [];
     this.canvas.remove();
+    for (const m of this.maps.values()) m.wrap.remove();
+    this.maps.clear();
     if (this.boxPosition !== undefined) this.box.style.position = this.boxPosition;
     this.watcher?.disconnect();
     this.watcher = null;
@@ -847,6 +850,94 @@ function autoRange(values) {
   return lo <= hi ? [lo, hi] : [0, 1];
 }
 
+/** A heatmap without cell texts (the (Q, N) weight maps): its cells written into a canvas of one
+ * pixel per cell through a colour lookup table (no allocation per cell), laid over the trace's cells
+ * in the chart's plot area and scaled there by CSS. A frame writes rows x cols pixels; the browser
+ * scales them when it composites, where drawing them scaled into the chart-sized overlay made every
+ * frame repaint the whole plot area (the kernel-regression map: 60 x 200 cells over ~1,000 x 400 px).
+ * `at`: the axes, the top-left corner of cell (0, 0)'s box and the cell steps (negative: reversed). */
+function mapLayer(o, tr, z, lo, hi, at) {
+  const rows = z.length;
+  const cols = z[0].length;
+  const uid = tr.t.uid;
+  let m = o.maps.get(uid);
+  if (!m || m.canvas.width !== cols || m.canvas.height !== rows) {
+    m?.wrap.remove();
+    const wrap = document.createElement("div");
+    wrap.className = "live-map";
+    wrap.setAttribute("aria-hidden", "true");
+    const { xa, ya } = at;
+    Object.assign(wrap.style, {
+      position: "absolute",
+      pointerEvents: "none",
+      zIndex: "1",
+      overflow: "hidden", // the plot area clips the cells, as the chart does
+      left: `${o.left + xa._offset}px`,
+      top: `${o.top + ya._offset}px`,
+      width: `${xa._length}px`,
+      height: `${ya._length}px`,
+    });
+    const canvas = document.createElement("canvas");
+    canvas.className = "live-overlay";
+    canvas.width = cols;
+    canvas.height = rows;
+    Object.assign(canvas.style, {
+      position: "absolute",
+      imageRendering: "pixelated", // cells, not a blur (Plotly's zsmooth false)
+      left: `${Math.min(at.x0, at.x0 + at.dx * cols) - xa._offset}px`,
+      top: `${Math.min(at.y0, at.y0 + at.dy * rows) - ya._offset}px`,
+      width: `${Math.abs(at.dx) * cols}px`,
+      height: `${Math.abs(at.dy) * rows}px`,
+    });
+    wrap.appendChild(canvas);
+    o.box.appendChild(wrap);
+    const ctx = canvas.getContext("2d");
+    const img = ctx.createImageData(cols, rows);
+    m = { wrap, canvas, ctx, img, px: new Uint32Array(img.data.buffer) };
+    o.maps.set(uid, m);
+  }
+  const lut = colorLut(tr.t.colorscale, tr.t.reversescale);
+  const top = LUT_SIZE - 1;
+  const span = hi - lo;
+  const flipX = at.dx < 0;
+  const flipY = at.dy < 0;
+  for (let i = 0; i < rows; i++) {
+    const row = z[i];
+    const base = (flipY ? rows - 1 - i : i) * cols;
+    for (let j = 0; j < cols; j++) {
+      const v = row[j];
+      const k = base + (flipX ? cols - 1 - j : j);
+      if (!Number.isFinite(v)) {
+        m.px[k] = 0; // transparent
+        continue;
+      }
+      const f = span > 0 ? (v - lo) / span : 0.5;
+      m.px[k] = lut[f > 0 ? (f >= 1 ? top : Math.round(f * top)) : 0];
+    }
+  }
+  m.ctx.putImageData(m.img, 0, 0);
+}
+
+const LUT_SIZE = 1024;
+const luts = new Map(); // colour scale (JSON) and direction -> LUT_SIZE opaque pixels (Uint32, RGBA bytes)
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** The colour scale sampled at LUT_SIZE levels, as pixels for a Uint32 view of ImageData. */
+function colorLut(scale, reverse = false) {
+  const key = JSON.stringify(scale) + (reverse ? "r" : "");
+  let lut = luts.get(key);
+  if (!lut) {
+    const color = colorScale(scale, reverse);
+    lut = new Uint32Array(LUT_SIZE);
+    for (let k = 0; k < LUT_SIZE; k++) {
+      const [r, g, b] = color(k / (LUT_SIZE - 1));
+      lut[k] = LITTLE_ENDIAN ? ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | 255) >>> 0;
+    }
+    luts.set(key, lut);
+  }
+  return lut;
+}
+
 const offscreen = document.createElement("canvas");
 const images = new Map(); // "cols x rows" -> a reused ImageData (no garbage per frame)
 
@@ -871,6 +962,11 @@ function heatmap(o, tr, z, lo, hi, text = null) {
   const cy = (i) => (ya.type === "category" || !t.y ? ya._offset + ya.l2p(i) : px(ya, t.y[i]));
   const dx = cols > 1 ? (cx(cols - 1) - cx(0)) / (cols - 1) : xa._length;
   const dy = rows > 1 ? (cy(rows - 1) - cy(0)) / (rows - 1) : ya._length;
+  if (!text) {
+    mapLayer(o, tr, z, lo, hi, { xa, ya, x0: cx(0) - dx / 2, y0: cy(0) - dy / 2, dx, dy });
+    o.hide(tr.node);
+    return;
+  }
   if (offscreen.width !== cols || offscreen.height !== rows) {
     offscreen.width = cols;
     offscreen.height = rows;

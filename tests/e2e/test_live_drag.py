@@ -38,6 +38,15 @@ _OVERLAY = """(key) => {
   return {sum, title: titles.length ? titles[titles.length - 1].textContent : null};
 }"""
 
+#: The live map layer over a heatmap chart: its canvas size and the chart's (Q, N) cells, as
+#: [columns, rows]; null without a layer.
+_MAP = """(key) => {
+  const canvas = document.querySelector('.st-key-' + key + ' .live-map canvas');
+  const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  const z = gd._fullData.find((t) => t.type === 'heatmap').z;
+  return canvas && {canvas: [canvas.width, canvas.height], cells: [z[0].length, z.length]};
+}"""
+
 _TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
 
 #: The English catalogue: a slider's accessible name is its label.
@@ -102,6 +111,10 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
             page.wait_for_timeout(100)  # the frame of the last move
             seen.append(page.evaluate(_OVERLAY, chart))
     assert page.evaluate("() => window.__runs") == 0  # nothing ran while the button was down
+    if key == "kr_h":  # the weight map: one canvas pixel per cell, scaled by CSS (cheap frames)
+        layer = page.evaluate(_MAP, "kr_fig_matrix")
+        assert layer is not None, "no live map over the weight matrix"
+        assert layer["canvas"] == layer["cells"], layer
     assert all(s is not None for s in seen), "no overlay over the chart during the drag"
     assert seen[0]["sum"] != seen[1]["sum"]  # the chart moved with the hand
     if python_title is not None and seen[1]["title"] is not None:
@@ -115,6 +128,9 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         timeout=RUN_TIMEOUT_MS,
     )
     assert page.evaluate("() => window.__runs") == 1  # one run, on release
+    page.wait_for_function(  # no overlay left anywhere on the page (the map layers included)
+        "() => !document.querySelector('canvas.live-overlay, .live-map')", timeout=RUN_TIMEOUT_MS
+    )
     expected = str(int(value)) if float(value).is_integer() else str(value)
     assert f"{key}={expected}" in page.url
     if seen[1]["title"] is not None:
