@@ -228,6 +228,23 @@ def check_regression(x_train: object, y_train: object, x_query: object) -> tuple
     return tuple(out)
 
 
+def feature_sums(zq: np.ndarray, zt: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nadaraya-Watson's two sums with the features: numerator zq (ztᵀ y), denominator zq (ztᵀ 1).
+
+    One torch product (Q, m) x ((m, N) x (N, 2)) -> (Q, 2) for both (torch's thread in the app;
+    numpy's BLAS threads stall on a busy machine); no (Q, N) matrix is formed.
+
+    Args:
+        zq: (Q, m) query features; zt: (N, m) training features; y: (N,) targets.
+
+    Returns:
+        numerator, denominator: (Q,) each.
+    """
+    ones = np.stack([np.asarray(y, dtype=np.float64), np.ones(zt.shape[0])], axis=1)  # (N, 2)
+    sums = (torch.from_numpy(zq) @ (torch.from_numpy(zt).T @ torch.from_numpy(ones))).numpy()  # (Q, 2)
+    return sums[:, 0], sums[:, 1]
+
+
 def rff_nw_predict(
     x_train: np.ndarray,
     y_train: np.ndarray,
@@ -257,8 +274,7 @@ def rff_nw_predict(
     xt, yt, xq = check_regression(x_train, y_train, x_query)
     z = fourier_features(m, bandwidth, seed)
     zt, zq = z(xt), z(xq)  # (N, m), (Q, m)
-    numerator = zq @ (zt.T @ yt)  # (Q, m) x (m,) -> (Q,)
-    denominator = zq @ zt.sum(axis=0)  # (Q, m) x (m,) -> (Q,)
+    numerator, denominator = feature_sums(zq, zt, yt)  # (Q,), (Q,)
     with np.errstate(divide="ignore", invalid="ignore"):
         approx = numerator / denominator
     exact = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))

@@ -50,6 +50,7 @@ from core.random_features import (
     check_regression,
     draw_directions,
     favor_features,
+    feature_sums,
     fourier_features,
     gaussian_kernel_matrix,
     resolve_scale,
@@ -132,8 +133,9 @@ def rff_draw(
         k_hat = (torch.from_numpy(zq) @ torch.from_numpy(zt[::step]).T).numpy()  # (Q, N')
         k_hat -= exact_k
         kernel_rms.append(np.sqrt(np.mean(k_hat * k_hat)))
+        numerator, denominator = feature_sums(zq, zt, yt)  # (Q,) each, no (Q, N) matrix
         with np.errstate(divide="ignore", invalid="ignore"):
-            fit = (zq @ (zt.T @ yt)) / (zq @ zt.sum(axis=0))  # (Q,), no (Q, N) matrix
+            fit = numerator / denominator
         fit_rms.append(np.sqrt(np.mean((fit - exact_fit) ** 2)))
     return np.asarray(kernel_rms), np.asarray(fit_rms)
 

@@ -100,6 +100,16 @@ def test_features_on_an_even_grid_match_the_formula(n):
         z.on_grid(0.0, float("inf"), 8)
 
 
+def test_feature_sums_are_the_estimated_kernel_times_y_and_one():
+    rng = np.random.default_rng(3)
+    zq, zt, y = rng.normal(size=(7, 5)), rng.normal(size=(4, 5)), rng.normal(size=4)
+    numerator, denominator = rf.feature_sums(zq, zt, y)
+    for q in range(7):  # the (Q, N) estimated kernel, entry by entry
+        k = [sum(zq[q, j] * zt[i, j] for j in range(5)) for i in range(4)]
+        assert numerator[q] == pytest.approx(sum(k[i] * y[i] for i in range(4)), rel=1e-12, abs=1e-12)
+        assert denominator[q] == pytest.approx(sum(k), rel=1e-12, abs=1e-12)
+
+
 @pytest.mark.parametrize("kind", rf.FEATURE_KINDS)
 def test_softmax_features_are_unbiased_over_seeds(kind):
     q, k, _ = qkv(L=3, d=4, sigma=0.4)
