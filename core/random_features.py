@@ -42,9 +42,6 @@ FEATURE_KINDS = ("positive_orthogonal", "positive_iid", "trigonometric")
 #: Largest number of random features any function here accepts.
 MAX_FEATURES = 65_536
 
-#: Points per block of :meth:`FourierFeatures.on_grid` (about √Q for the page's Q = 241 queries).
-GRID_BLOCK = 16
-
 
 def draw_seed(seed: int, m: int) -> int:
     """The generator seed of the draw of ``m`` features for ``seed`` (a 63-bit integer).
@@ -85,14 +82,8 @@ class FourierFeatures:
     bandwidth: float
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """z(x) = √(2/m) cos(x w + b): (N,) -> (N, m).
-
-        Evenly spaced x (exactly ``np.linspace(x[0], x[-1], N)``, N >= 2 x ``GRID_BLOCK``: the
-        page's query grids) go through :meth:`on_grid` (the same values up to float round-off).
-        """
+        """z(x) = √(2/m) cos(x w + b): (N,) -> (N, m)."""
         x = np.asarray(x, dtype=np.float64)
-        if x.ndim == 1 and x.size >= 2 * GRID_BLOCK and np.array_equal(x, np.linspace(x[0], x[-1], x.size)):
-            return self.on_grid(x[0], x[-1], x.size)
         z = np.multiply.outer(x, self.w)  # (N, m); then in place: no temporary arrays (the error
         z += self.b  # against m draws thousands of features on each step of the page)
         # torch's vectorised float64 cosine (within 1 ulp), on the same memory: ~5x numpy's
@@ -100,34 +91,6 @@ class FourierFeatures:
         torch.from_numpy(z).cos_()
         z *= math.sqrt(2.0 / self.w.size)
         return z
-
-    def on_grid(self, start: float, stop: float, n: int, block: int = GRID_BLOCK) -> np.ndarray:
-        """z at the n evenly spaced points ``np.linspace(start, stop, n)``: (n, m), equal to
-        ``self(np.linspace(start, stop, n))`` up to float round-off, for about a third of its cost.
-
-        With x = x_a + r Δ (x_a every ``block``-th point, r = 0..block-1):
-        cos(x w + b) = cos(x_a w + b) cos(r Δ w) - sin(x_a w + b) sin(r Δ w), so cosines and sines
-        are taken at one point in ``block`` and at ``block`` offsets, then one product and one
-        fused multiply-subtract per entry.
-
-        Raises:
-            ValueError: n < 2, block < 1 or start, stop not finite.
-        """
-        n = checks.int_in("n", n, 2, 1_000_000)
-        block = checks.int_in("block", block, 1, 4096)
-        x = np.linspace(checks.finite("start", start), checks.finite("stop", stop), n)  # (n,)
-        m = self.w.size
-        theta = np.multiply.outer(x[::block], self.w)  # (A, m) at the anchors
-        theta += self.b
-        root = math.sqrt(2.0 / m)
-        anchor = torch.from_numpy(theta)
-        cos_a, sin_a = torch.cos(anchor).mul_(root), torch.sin(anchor).mul_(root)  # (A, m)
-        step = (x[-1] - x[0]) / (n - 1)
-        offset = torch.from_numpy(np.multiply.outer(np.arange(block) * step, self.w))  # (B, m)
-        out = torch.empty(cos_a.shape[0], block, m, dtype=torch.float64)  # (A, B, m)
-        torch.mul(cos_a[:, None], torch.cos(offset)[None], out=out)
-        out.addcmul_(sin_a[:, None], torch.sin(offset)[None], value=-1.0)
-        return out.reshape(-1, m)[:n].numpy()
 
 
 def fourier_features(m: int, bandwidth: float, seed: int = 0) -> FourierFeatures:

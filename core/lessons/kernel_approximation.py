@@ -123,11 +123,11 @@ def rff_draw(
     exact_fit = nw_predict(xt, yt, xq, "gaussian", float(bandwidth))  # (Q,)
     step = max(1, xt.size // KERNEL_ERROR_SAMPLES)  # a subset (N',) of xt keeps the kernel check cheap
     exact_k = gaussian_kernel_matrix(xq, xt[::step], bandwidth)  # (Q, N')
+    x_all, q = np.concatenate([xq, xt]), xq.size  # (Q + N,): one feature call per m
     kernel_rms, fit_rms = [], []
     for m in m_values:
-        z = fourier_features(m, bandwidth, seed)
-        zq, zt = z(xq), z(xt)  # (Q, m) (the page's grid: FourierFeatures.on_grid), (N, m); the
-        # subset's features are rows of zt
+        z = fourier_features(m, bandwidth, seed)(x_all)  # (Q + N, m)
+        zq, zt = z[:q], z[q:]  # (Q, m), (N, m); the subset's features are rows of zt
         # the (Q, m) x (m, N') product in torch: its one thread in the app; numpy's BLAS threads
         # spin against each other on a busy machine
         k_hat = (torch.from_numpy(zq) @ torch.from_numpy(zt[::step]).T).numpy()  # (Q, N')
