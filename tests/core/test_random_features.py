@@ -54,6 +54,38 @@ def test_every_m_is_a_fresh_draw():
     assert len({rf.draw_seed(s, m) for s in range(20) for m in (2, 4, 8, 16)}) == 80
 
 
+def test_a_new_bandwidth_scales_the_unit_draw_bit_for_bit():
+    """fourier_features keeps one draw per (m, seed) at unit bandwidth and divides it by h: the
+    same numbers as drawing w ~ N(0, 1/h²) and b ~ U[0, 2π) directly from the pair's generator."""
+    for m, seed in ((1, 0), (7, 3), (2048, 11)):
+        unit, b = rf.unit_fourier_draw(m, seed)
+        assert not unit.flags.writeable  # shared: never written to
+        assert not b.flags.writeable
+        for h in (0.1, 0.3, 0.7, 1.2):
+            rng = np.random.default_rng(rf.draw_seed(seed, m))  # the draw written out
+            w_ref, b_ref = rng.normal(0.0, 1.0 / h, m), rng.uniform(0.0, 2.0 * np.pi, m)
+            z = rf.fourier_features(m, h, seed)
+            np.testing.assert_array_equal(z.w, w_ref)
+            np.testing.assert_array_equal(z.b, b_ref)
+            x = np.linspace(-3.0, 3.0, 41)  # the features: the formula in numpy (libm's cosine)
+            want = np.sqrt(2.0 / m) * np.cos(x[:, None] * w_ref[None, :] + b_ref[None, :])
+            np.testing.assert_allclose(z(x), want, rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="m"):
+        rf.unit_fourier_draw(0, 0)
+    with pytest.raises(ValueError, match="seed"):
+        rf.unit_fourier_draw(4, -1)
+
+
+def test_feature_sums_are_the_estimated_kernel_times_y_and_one():
+    rng = np.random.default_rng(3)
+    zq, zt, y = rng.normal(size=(7, 5)), rng.normal(size=(4, 5)), rng.normal(size=4)
+    numerator, denominator = rf.feature_sums(zq, zt, y)
+    for q in range(7):  # the (Q, N) estimated kernel, entry by entry
+        k = [sum(zq[q, j] * zt[i, j] for j in range(5)) for i in range(4)]
+        assert numerator[q] == pytest.approx(sum(k[i] * y[i] for i in range(4)), rel=1e-12, abs=1e-12)
+        assert denominator[q] == pytest.approx(sum(k), rel=1e-12, abs=1e-12)
+
+
 @pytest.mark.parametrize("kind", rf.FEATURE_KINDS)
 def test_softmax_features_are_unbiased_over_seeds(kind):
     q, k, _ = qkv(L=3, d=4, sigma=0.4)
