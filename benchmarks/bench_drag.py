@@ -152,6 +152,11 @@ def drag_once(
     """One drag of ``moves`` moves from ``start`` to ``end`` (fractions of the track), then release;
     settled when the run has finished, every chart of ``charts`` that Python redrew (a new element)
     shows its new figure and, live, the overlays are gone (each: the animation frame that paints it)."""
+    # The tab dragged must be the browser's foreground tab. Both pages (live and ?live=0) are open in
+    # one browser; Chromium produces a background tab's frames only while input arrives, then about
+    # once a second: after the release, the live page (opened first, so behind) painted its new chart
+    # and took its animation-frame stamps ~0.9 s late, which read as a slow live path (issue 25).
+    page.bring_to_front()
     handle, box = _track(page, key, live)
     handle.scroll_into_view_if_needed()
     handle, box = _track(page, key, live)
