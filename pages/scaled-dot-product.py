@@ -150,7 +150,7 @@ SOFTMAX_ZERO = Question(
     "sdp_softmax_zero",
     prompt_key="q.sdp_zero_prompt",
     explain_key="q.sdp_zero_explain",
-    choices={"yes": "common.yes", "no": "common.no"},
+    choices=questions.YES_NO,
 )
 
 
