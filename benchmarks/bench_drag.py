@@ -16,7 +16,10 @@ hand), then released. Measured in the page:
 - release -> settled: from the ``pointerup`` to the latest of: the script's run finishing, every
   chart of the slider that Python redrew showing its new figure (Streamlit draws a changed figure
   into a new chart element; an unchanged one keeps its element and is not waited for), and for a
-  live slider its last overlay gone; each stamped on the animation frame that paints it.
+  live slider its last overlay gone; each stamped on the animation frame that paints it;
+- Plotly drawings per redrawn chart (its ``plotly_afterplot`` events): Streamlit 1.67 draws a
+  changed figure into a new chart element, then draws it again once the element's theme effect has
+  run (a new copy of the figure), so each redrawn chart costs two full Plotly drawings.
 
 Next to each, in the same run, today's release-only step: the same page with ``?live=0``
 (``st.select_slider`` / ``st.slider`` of ``ui.controls``, the path before live sliders), the same drag:
@@ -70,7 +73,7 @@ TIMEOUT_MS = 120_000
 _OBSERVE = """(charts) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (window.__drag) { window.__drag.state.disconnect(); window.__drag.dom.disconnect(); }
-  const rec = {states: [], up: null, down: null, charts: 0, drawn: {}, overlaysGone: null};
+  const rec = {states: [], up: null, down: null, charts: 0, drawn: {}, draws: {}, overlaysGone: null};
   rec.state = new MutationObserver(() =>
     rec.states.push([performance.now(), app.getAttribute('data-test-script-state')]));
   rec.state.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
@@ -82,9 +85,17 @@ _OBSERVE = """(charts) => {
     stamping.add(what);
     requestAnimationFrame(() => set(performance.now()));
   };
+  const hooked = new WeakSet();
   const after = () => {
     charts.forEach((k, i) => {
       const g = gd(k);
+      // each full Plotly drawing of the new chart element ('plotly_afterplot'), counted from the
+      // first DOM change that shows the element (Plotly adds `on` when it first plots into it)
+      if (g && g !== rec.before[i] && g.on && !hooked.has(g)) {
+        hooked.add(g);
+        rec.draws[k] = rec.draws[k] ?? 0;
+        g.on('plotly_afterplot', () => { rec.draws[k] += 1; });
+      }
       if (g && g !== rec.before[i] && g._fullLayout && g.querySelector('.main-svg'))
         stamp(k, (t) => { rec.drawn[k] = t; });
     });
@@ -129,6 +140,7 @@ class Drag:
     drawn_ms: float | None = None  # release -> every redrawn chart showing its new figure
     overlays_ms: float | None = None  # release -> the live slider's last overlay gone
     redrawn: int = 0  # charts of the slider that Python redrew (a new chart element)
+    draws: list[int] = field(default_factory=list)  # full Plotly drawings of each redrawn chart
     views: int = 0  # chart overlays drawn over every frame (0: the drag drew nothing over a chart)
 
 
@@ -200,9 +212,13 @@ def drag_once(
         polling=20,
         timeout=TIMEOUT_MS,
     )
-    marks = page.evaluate("() => ({drawn: window.__drag.drawn, gone: window.__drag.overlaysGone})")
+    page.wait_for_timeout(QUIET_MS)  # a drawing that follows the first one is counted too
+    marks = page.evaluate(
+        "() => ({drawn: window.__drag.drawn, draws: window.__drag.draws, gone: window.__drag.overlaysGone})"
+    )
     drawn = [marks["drawn"][k] for k in replaced]
     result.redrawn = len(replaced)
+    result.draws = [marks["draws"].get(k, 0) for k in replaced]
     result.drawn_ms = max(drawn) - rec["up"] if drawn else None
     end_ms = max([rec["end"], *drawn])
     if live:
@@ -291,6 +307,7 @@ def _summary(drags: list[Drag]) -> dict[str, Any]:
         "overlays_p50_ms": _stat([d.overlays_ms for d in drags if d.overlays_ms is not None], 50),
         "settled_all_ms": settled,
         "redrawn": [d.redrawn for d in drags],
+        "draws_per_chart": [d.draws for d in drags],
         "views": [d.views for d in drags],
     }
 
@@ -306,7 +323,8 @@ def _line(drags: list[Drag], live: bool) -> str:
     return (
         f"{moving}, runs while held {m['runs_during']}, after {m['runs_after']}, release->settled"
         f" p50 {m['settled_p50_ms']:.0f} ms (run starts {m['start_p50_ms']:.0f} ms,"
-        f" runs {m['run_p50_ms']:.0f} ms, charts redrawn {m['redrawn']} p50 {m['drawn_p50_ms']:.0f} ms"
+        f" runs {m['run_p50_ms']:.0f} ms, charts redrawn {m['redrawn']} p50 {m['drawn_p50_ms']:.0f} ms,"
+        f" Plotly drawings per redrawn chart {m['draws_per_chart']}"
         + (
             f", overlays gone p50 {m['overlays_p50_ms']:.0f} ms, chart overlays drawn {m['views']})"
             if live

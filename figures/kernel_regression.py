@@ -321,6 +321,7 @@ def weight_matrix_figure(
                 customdata=w[rows, cols],
                 mode="markers",
                 name=labels.name("peak"),
+                meta="peak",  # how the live slider's drawing finds it (static/live/live.js)
                 marker={"symbol": "circle-open", "size": 7, "color": BLACK, "line": {"width": 1.5}},
                 hovertemplate=hover,
             )

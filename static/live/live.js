@@ -435,7 +435,8 @@ class Overlay {
     this.canvas = document.createElement("canvas");
     this.canvas.className = "live-overlay";
     this.canvas.setAttribute("aria-hidden", "true");
-    Object.assign(this.canvas.style, { position: "absolute", pointerEvents: "none", zIndex: "1" });
+    // above a map layer (zIndex 1, mapLayer): what the canvas draws over a map (its peaks) shows
+    Object.assign(this.canvas.style, { position: "absolute", pointerEvents: "none", zIndex: "2" });
     if (isStatic) {
       this.boxPosition = box.style.position;
       box.style.position = "relative";
@@ -949,17 +950,58 @@ function imageData(ctx, cols, rows) {
   return img;
 }
 
+/** A heatmap trace's axes and the page x of its column j / y of its row i (cell centres): a category
+ * axis places cell j at index j, a numeric one at its coordinate. */
+function cells(o, tr) {
+  const t = tr.t;
+  const xa = o.axis(t.xaxis);
+  const ya = o.axis(t.yaxis);
+  const cx = (j) => (xa.type === "category" || !t.x ? xa._offset + xa.l2p(j) : px(xa, t.x[j]));
+  const cy = (i) => (ya.type === "category" || !t.y ? ya._offset + ya.l2p(i) : px(ya, t.y[i]));
+  return { xa, ya, cx, cy };
+}
+
+/** The marker on each row's largest weight of the map `tr` showing `z` (figures.kernel_regression.
+ * weight_matrix_figure's "peak" trace: rows with a defined, non-zero weight; the first largest
+ * one, as numpy's nanargmax), drawn in the style of the chart's own `peak` trace, which is hidden. */
+function peaks(o, tr, z, peak) {
+  const { xa, ya, cx, cy } = cells(o, tr);
+  const mk = peak.t.marker;
+  const ctx = o.ctx;
+  ctx.save();
+  clip(ctx, xa, ya);
+  ctx.globalAlpha = mk.opacity ?? 1;
+  ctx.lineWidth = mk.line?.width ?? 1;
+  const open = String(mk.symbol).endsWith("-open"); // an open symbol is stroked in the marker colour
+  ctx.strokeStyle = open ? mk.color : (mk.line?.color ?? mk.color);
+  ctx.fillStyle = mk.color;
+  for (let i = 0; i < z.length; i++) {
+    let best = -1;
+    let top = 0;
+    for (let j = 0; j < z[i].length; j++) {
+      const v = z[i][j];
+      if (v > top) {
+        top = v;
+        best = j;
+      }
+    }
+    if (best < 0) continue; // undefined or all-zero row: no marker
+    ctx.beginPath();
+    ctx.arc(cx(best), cy(i), mk.size / 2, 0, 2 * Math.PI);
+    if (!open) ctx.fill();
+    ctx.stroke();
+  }
+  ctx.restore();
+  o.hide(peak.node);
+}
+
 /** A heatmap trace redrawn with matrix `z` (rows of columns), colours over [lo, hi]; NaN cells are
  * left blank. The trace's own image is hidden. `text`: optional cell texts (rows of strings). */
 function heatmap(o, tr, z, lo, hi, text = null) {
   const t = tr.t;
-  const xa = o.axis(t.xaxis);
-  const ya = o.axis(t.yaxis);
   const rows = z.length;
   const cols = z[0].length;
-  // a category axis places cell j at index j; a numeric one at its coordinate
-  const cx = (j) => (xa.type === "category" || !t.x ? xa._offset + xa.l2p(j) : px(xa, t.x[j]));
-  const cy = (i) => (ya.type === "category" || !t.y ? ya._offset + ya.l2p(i) : px(ya, t.y[i]));
+  const { xa, ya, cx, cy } = cells(o, tr);
   const dx = cols > 1 ? (cx(cols - 1) - cx(0)) / (cols - 1) : xa._length;
   const dy = rows > 1 ? (cy(rows - 1) - cy(0)) / (rows - 1) : ya._length;
   if (!text) {
@@ -1253,7 +1295,7 @@ const VIEWS = {
     movedVline(o, "x_query_weights", st.xq);
   },
 
-  /** figures.kernel_regression.weight_matrix_figure: the (Q, N) map. */
+  /** figures.kernel_regression.weight_matrix_figure: the (Q, N) map and its row peaks. */
   kr_matrix(o, model, st) {
     const tr = o.trace("weights");
     if (!tr) return;
@@ -1261,6 +1303,8 @@ const VIEWS = {
     const [lo, hi] = tr.t.zauto ? autoRange(z) : [tr.t.zmin, tr.t.zmax];
     heatmap(o, tr, z, lo, hi);
     o.relabelColorbar(tr, lo, hi);
+    const peak = o.trace("peak");
+    if (peak) peaks(o, tr, z, peak);
   },
 
   /** figures.kernel_regression.cv_figure: the current h and its leave-one-out error. */

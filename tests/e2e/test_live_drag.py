@@ -47,6 +47,40 @@ _MAP = """(key) => {
   return canvas && {canvas: [canvas.width, canvas.height], cells: [z[0].length, z.length]};
 }"""
 
+#: While the button is down: keep the alpha of the chart's overlay canvas (what it drew over the
+#: chart's map: the row peaks) and say whether it is stacked above the map layer.
+_HOLD_PEAKS = """(key) => {
+  const box = document.querySelector('.st-key-' + key);
+  const c = box.querySelector('canvas.live-overlay:not(.live-map canvas)');
+  const map = box.querySelector('.live-map');
+  if (!c || !map) return null;
+  window.__peaksHeld = {w: c.width, scale: c.width / c.getBoundingClientRect().width,
+    alpha: c.getContext('2d').getImageData(0, 0, c.width, c.height).data};
+  return {above: Number(getComputedStyle(c).zIndex) > Number(getComputedStyle(map).zIndex)};
+}"""
+
+#: After the release, Python's "peak" markers (one per row's largest weight) of the same value: how
+#: many the held overlay drew, i.e. has a drawn pixel within 5 px of the marker's centre.
+_PEAKS_DRAWN = """(key) => {
+  const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  const i = gd._fullData.findIndex((t) => t.meta === 'peak');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, h = window.__peaksHeld;
+  const points = gd.calcdata[i].filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
+  let hit = 0;
+  for (const p of points) {  // calcdata: category indices
+    const X = xa._offset + xa.c2p(p.x), Y = ya._offset + ya.c2p(p.y);
+    let found = false;
+    for (let dy = -5; dy <= 5 && !found; dy++) {
+      for (let dx = -5; dx <= 5 && !found; dx++) {
+        const k = Math.round((Y + dy) * h.scale) * h.w + Math.round((X + dx) * h.scale);
+        found = h.alpha[4 * k + 3] > 0;
+      }
+    }
+    hit += found;
+  }
+  return {markers: points.length, hit};
+}"""
+
 _TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
 
 #: The English catalogue: a slider's accessible name is its label.
@@ -115,6 +149,9 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         layer = page.evaluate(_MAP, "kr_fig_matrix")
         assert layer is not None, "no live map over the weight matrix"
         assert layer["canvas"] == layer["cells"], layer
+        held = page.evaluate(_HOLD_PEAKS, "kr_fig_matrix")  # its row peaks are drawn over the map
+        assert held is not None, "no overlay canvas or map layer over the weight matrix"
+        assert held["above"], "the overlay's peaks are under the map layer"
     assert all(s is not None for s in seen), "no overlay over the chart during the drag"
     assert seen[0]["sum"] != seen[1]["sum"]  # the chart moved with the hand
     if python_title is not None and seen[1]["title"] is not None:
@@ -137,6 +174,10 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         assert (
             page.evaluate(_TITLE, chart) == seen[1]["title"]
         )  # the Python figure says what the last frame said
+    if key == "kr_h":  # the peaks drawn while held are where Python puts them for the same h
+        peaks = page.evaluate(_PEAKS_DRAWN, "kr_fig_matrix")
+        assert peaks["markers"] > 0, peaks
+        assert peaks["hit"] >= 0.9 * peaks["markers"], peaks
     assert_no_exception(page)
 
 
