@@ -291,6 +291,8 @@ def _data(c: Control, chosen: Any, live: Live) -> str:
         "key": c.key,
         "label": t(c.label_key),
         "help": t(c.help_key) if c.help_key else None,
+        # said under the slider while none of its charts is on the page (static/live/live.js)
+        "absent": t("common.live_absent"),
         "value": chosen,
         "param": live.param,
         "model": live.model,

@@ -50,6 +50,7 @@ const STYLE = `
   font-family: var(--st-code-font, monospace); }
 .attn-live .readout { font-size: 0.8rem; min-height: 1.1rem; color: var(--attn-text-muted, #5e5c59); }
 .attn-live .readout[hidden] { display: block; visibility: hidden; }
+.attn-live .absent { font-size: 0.8rem; color: var(--attn-text-muted, #5e5c59); margin-top: 0.15rem; }
 `;
 
 /** Mount (or update) the slider of `data` into the component's root; returns its cleanup. */
@@ -61,6 +62,7 @@ export function mount(component, data) {
     root.__liveSlider = slider;
   }
   slider.update(data, component.setStateValue);
+  watchAbsent(slider);
   warmUp(data);
   return () => {}; // the DOM stays: the next rerun's mount reuses it (no flicker, a drag survives)
 }
@@ -77,7 +79,7 @@ class Slider {
       <p></p></div></label><span class="help" aria-hidden="true" hidden>?</span></div>
       <div class="track"><output class="value"></output><input type="range"></div>
       <div class="ends"><span class="lo"></span><span class="hi"></span></div>
-      <div class="readout" hidden></div>`;
+      <div class="readout" hidden></div><div class="absent" hidden></div>`;
     root.append(style, box);
     this.box = box;
     this.input = box.querySelector("input");
@@ -86,6 +88,7 @@ class Slider {
     this.helpEl = box.querySelector(".help");
     this.valueEl = box.querySelector(".value");
     this.readoutEl = box.querySelector(".readout");
+    this.absentEl = box.querySelector(".absent");
     this.lo = box.querySelector(".lo");
     this.hi = box.querySelector(".hi");
     this.input.id = `live-${Math.random().toString(36).slice(2)}`;
@@ -93,6 +96,7 @@ class Slider {
     this.pressed = false;
     this.n = 0;
     this.input.addEventListener("pointerdown", () => {
+      this.sayIfAbsent(true);
       this.pressed = true;
       this.startValue = this.committed;
       drags.begin(this);
@@ -155,6 +159,41 @@ class Slider {
     }
   }
 
+  /** Whether none of the charts this slider moves is on the page (a question holds them back, or
+   * their section is closed or on another slide): a drag would move nothing. */
+  isAbsent() {
+    const d = this.data;
+    return (
+      !!d.absent &&
+      d.targets.length > 0 &&
+      !d.targets.some((t) => document.querySelector(`.st-key-${CSS.escape(t.key)} .js-plotly-plot`))
+    );
+  }
+
+  /** Say so under the slider (`now`: at once, as when the hand takes the slider; otherwise only if
+   * it still holds a moment later: the charts of a run are drawn after it, and the note must not
+   * flash while they come). Returns whether the charts are absent. */
+  sayIfAbsent(now = false) {
+    const absent = this.isAbsent();
+    const show = (on) => {
+      this.absentEl.hidden = !on;
+      this.absentEl.textContent = on ? this.data.absent : "";
+    };
+    if (!absent) {
+      clearTimeout(this.absentTimer);
+      this.absentTimer = null;
+      show(false);
+    } else if (now) {
+      show(true);
+    } else if (this.absentEl.hidden && !this.absentTimer) {
+      this.absentTimer = setTimeout(() => {
+        this.absentTimer = null;
+        show(this.isAbsent());
+      }, ABSENT_SHOW_MS);
+    }
+    return absent;
+  }
+
   /** The input's position for a value: an option's index, or the value itself. */
   position(value) {
     if (!this.data.options) return value;
@@ -204,14 +243,61 @@ class Slider {
  * its neighbours: the functions are compiled before the first drag, whose first frames find their
  * numbers ready. (Not while the run's charts are being drawn: that is the browser's busiest time.) */
 function warmUp(data) {
-  const app = document.querySelector('[data-testid="stApp"]');
   // a while after the run: the new charts are drawn first (the browser's busiest time)
-  const start = () => setTimeout(() => drags.slider || prefetch(data, data.value, 1), WARM_DELAY_MS);
-  if (!app || app.getAttribute("data-test-script-state") !== "running") return start();
+  whenRunEnds(() => setTimeout(() => drags.slider || prefetch(data, data.value, 1), WARM_DELAY_MS));
+}
+
+/** How long the charts of a slider must stay absent before it says so (see Slider.sayIfAbsent). */
+const ABSENT_SHOW_MS = 700;
+const absentWatch = { sliders: new Set(), state: null, charts: null, queued: false };
+
+/** Each live slider on the page says whether its charts are there (Slider.sayIfAbsent): after every
+ * run of the page (a run that leaves a slider's data as it was does not mount it again, e.g. "Show
+ * me" drawing its charts), and, while one of them says none is, as soon as a chart is drawn (a
+ * chart is drawn after the run has ended). Two observers for all the sliders; the one that watches
+ * the charts only while a note is shown. */
+function watchAbsent(slider) {
+  absentWatch.sliders.add(slider);
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app && !absentWatch.state) {
+    absentWatch.state = new MutationObserver(() => {
+      if (app.getAttribute("data-test-script-state") !== "running") checkAbsent();
+    });
+    absentWatch.state.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  }
+  whenRunEnds(checkAbsent);
+}
+
+function checkAbsent() {
+  if (absentWatch.queued) return;
+  absentWatch.queued = true;
+  requestAnimationFrame(() => {
+    absentWatch.queued = false;
+    let waiting = false;
+    for (const s of absentWatch.sliders) {
+      if (!s.box.isConnected) absentWatch.sliders.delete(s);
+      else waiting = s.sayIfAbsent() || waiting;
+    }
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (waiting && !absentWatch.charts && main) {
+      // Plotly marks a chart's element .js-plotly-plot when it draws into it
+      absentWatch.charts = new MutationObserver(checkAbsent);
+      absentWatch.charts.observe(main, { subtree: true, attributes: true, attributeFilter: ["class"] });
+    } else if (!waiting && absentWatch.charts) {
+      absentWatch.charts.disconnect();
+      absentWatch.charts = null;
+    }
+  });
+}
+
+/** Call `fn` once the script run in progress has ended (at once if none is running). */
+function whenRunEnds(fn) {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute("data-test-script-state") !== "running") return fn();
   const observer = new MutationObserver(() => {
     if (app.getAttribute("data-test-script-state") === "running") return;
     observer.disconnect();
-    start();
+    fn();
   });
   observer.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
 }

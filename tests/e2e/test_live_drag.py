@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
+from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, show_answers, wait_for_app
 from ui.i18n import load_catalogue
 
 pytestmark = pytest.mark.e2e
@@ -230,3 +230,31 @@ def test_a_finger_drags_the_bandwidth_on_a_phone(browser, app_url):
         assert_no_exception(page)
     finally:
         context.close()
+
+
+#: The note under the live slider ``key`` (shown while none of its charts is on the page), or None.
+_ABSENT = """(key) => {
+  const note = document.querySelector('.attn-live.st-key-' + key + ' .absent');
+  return note && !note.hidden ? note.textContent : null;
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_live_slider_says_when_nothing_on_the_page_moves_with_it(page, lang):
+    """Kernels -> attention draws its figures once their question is answered: before that, its
+    sliders say that nothing here moves with them yet; once answered the note goes. Kernel
+    regression's h, whose charts are on the page, says nothing."""
+    note = load_catalogue(lang)["common.live_absent"]
+    page.open("kernels-to-attention", lang=lang, folded=True, answered=False)
+    for key in ("k2a_h", "k2a_x0"):
+        page.wait_for_function(f"() => ({_ABSENT})('{key}') !== null", timeout=RUN_TIMEOUT_MS)
+        assert page.evaluate(_ABSENT, key) == note
+    show_answers(page)
+    page.locator(".st-key-k2a_fig1 .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
+    for key in ("k2a_h", "k2a_x0"):
+        page.wait_for_function(f"() => ({_ABSENT})('{key}') === null", timeout=RUN_TIMEOUT_MS)
+    page.open("kernel-regression", lang=lang, folded=True)
+    page.locator(".st-key-kr_fig_fit .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # past the note's delay (ABSENT_SHOW_MS in live.js)
+    assert page.evaluate(_ABSENT, "kr_h") is None
+    assert_no_exception(page)
