@@ -1,7 +1,7 @@
 """Figures of the kernel-approximation page: random-feature fits, error against m, cost against L.
 
 Pure Plotly builders: arrays and already-translated words (one ``labels: Labels`` per figure, see
-``figures.common``) in, ``go.Figure`` out. The page wraps them with ``ui.layout.cached_figure``;
+``figures.common``) in, ``go.Figure`` out. The page wraps them with ``ui.layout.cached``;
 never mutate a returned figure.
 """
 

@@ -4,7 +4,7 @@
 return_figure_from_figure_or_data(fig, validate_figure=True)`` rebuilds a ``go.Figure`` from
 ``fig.to_dict()``) and then re-serialises it with ``plotly.io.to_json``: 5-25 ms a figure, on
 every rerun, even when the figure object is the very one shown last time (figure builders are
-cached by ``ui.layout.cached_figure`` and shared). The app's figures are validated when they are
+cached by ``ui.layout.cached`` and shared). The app's figures are validated when they are
 built and never mutated after they are shown, so the JSON of a figure object is computed once and
 kept with the object (a weak reference: it goes when the figure goes).
 

@@ -425,6 +425,30 @@ def test_figure_builders_take_their_words_as_labels():
     assert bad == []
 
 
+def cached_figure_calls(tree: ast.Module) -> list[int]:
+    """Lines that wrap a builder with ``cached_figure`` itself, not through ``ui.layout.cached``."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "cached_figure"
+    ]
+
+
+def test_figure_builders_are_cached_one_way():
+    """Every builder is cached through ``ui.layout.cached`` (one bounded cache per builder, where a
+    second ``cached_figure`` of the same builder would hold a second copy of its figures)."""
+    planted = "a = cached(f.x)\nb = cached_figure(f.y)\nc = layout.cached_figure(f.z)\n"
+    assert cached_figure_calls(ast.parse(planted)) == [2, 3]
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _files(*APP_CODE)
+        if path.relative_to(ROOT).as_posix() != "ui/layout.py"
+        for line in cached_figure_calls(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert bad == []
+
+
 # ----------------------------------------------------------------------------------------------
 # colours come from the palette
 # ----------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from figures import in_context as fic
 from figures.common import Labels
 from ui import caching, controls, questions
 from ui.i18n import t
-from ui.layout import cached_figure, show_figure
+from ui.layout import cached, show_figure
 from ui.live_run import ConfigChoice, LiveRun, Loop, RedrawClock, training_slot
 
 #: Steps the "Step" button trains.
@@ -324,11 +324,11 @@ def verdict_bandwidth(h: float, oracle_h: float) -> str:
     return "ic.verdict_h_wide" if ratio > 1 else "ic.verdict_h_narrow"
 
 
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# The page's figure builders, each cached on its inputs (``ui.layout.cached``: same
 # signature as the builder, one bounded cache per builder shared by every session).
-ellipse_figure = cached_figure(fic.ellipse_figure)
-sweep_figure = cached_figure(fic.sweep_figure)
-error_bars = cached_figure(fic.error_bars)
+ellipse_figure = cached(fic.ellipse_figure)
+sweep_figure = cached(fic.sweep_figure)
+error_bars = cached(fic.error_bars)
 
 
 #: While training, charts are redrawn at most this often, and so that redraws take at most about a
@@ -350,8 +350,8 @@ def live_labels(title_key: str, x: str, y: str, z: str = "") -> Labels:
 
 
 #: The live charts' builders, cached for a still frame (``LiveView`` builds a training frame directly).
-task_figure = cached_figure(fic.task_figure)
-reference_curve = cached_figure(fic.reference_curve)
+task_figure = cached(fic.task_figure)
+reference_curve = cached(fic.reference_curve)
 
 
 class LiveView:

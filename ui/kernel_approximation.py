@@ -30,7 +30,7 @@ from figures.common import Labels
 from ui import caching, classroom
 from ui import controls as uc
 from ui.i18n import t
-from ui.layout import cached_figure, show_figure
+from ui.layout import cached, show_figure
 from ui.live_run import COST, limiter
 
 #: Bandwidths offered for the kernel-regression part (the post uses 0.5).
@@ -195,13 +195,13 @@ def keep_cost(result: CostRun) -> None:
     st.session_state[COST_RESULT] = result
 
 
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# The page's figure builders, each cached on its inputs (``ui.layout.cached``: same
 # signature as the builder, one bounded cache per builder shared by every session).
-rff_fit_figure = cached_figure(fka.rff_fit_figure)
-matrices_row = cached_figure(fka.matrices_row)
-loglog_figure = cached_figure(fka.loglog_figure)
-share_figure = cached_figure(fka.share_figure)
-cost_figure = cached_figure(fka.cost_figure)
+rff_fit_figure = cached(fka.rff_fit_figure)
+matrices_row = cached(fka.matrices_row)
+loglog_figure = cached(fka.loglog_figure)
+share_figure = cached(fka.share_figure)
+cost_figure = cached(fka.cost_figure)
 
 
 def rff_figures(data: RegressionData, fit: RffFit, conv: RffConvergence, h: float, m: int, seed: int) -> None:

@@ -25,7 +25,7 @@ from figures.common import Labels
 from ui import caching, controls
 from ui import live_slider as live
 from ui.i18n import t
-from ui.layout import cached_figure, dictionary_table, table
+from ui.layout import cached, dictionary_table, table
 
 #: The post's constants (``core.lessons.kernel_regression``), as the page reads them.
 POST_CLAIM, POST_H, SWEEP, FIT_POINTS = lesson.POST_CLAIM, lesson.POST_H, lesson.SWEEP, lesson.FIT_POINTS
@@ -124,8 +124,8 @@ def best_bandwidth(x: np.ndarray, y: np.ndarray, kernel: str) -> tuple[float, fl
 
 
 #: The bandwidth choice's figures (LOO-CV against h, the fit along h), cached on their inputs.
-cv_figure = cached_figure(fkr.cv_figure)
-sweep_figure = cached_figure(fkr.sweep_figure)
+cv_figure = cached(fkr.cv_figure)
+sweep_figure = cached(fkr.sweep_figure)
 
 
 def turning_points(values: np.ndarray) -> int:
@@ -159,12 +159,12 @@ heatmap_queries = lesson.heatmap_queries
 undefined_fraction = lesson.undefined_fraction
 
 
-# The fit's and the weights' figure builders, each cached on its inputs (``ui.layout.cached_figure``:
+# The fit's and the weights' figure builders, each cached on its inputs (``ui.layout.cached``:
 # same signature as the builder, one bounded cache per builder shared by every session).
-fit_figure = cached_figure(fkr.fit_figure)
-attention_row_figure = cached_figure(fkr.attention_row_figure)
-weight_matrix_figure = cached_figure(fkr.weight_matrix_figure)
-kernel_shapes_figure = cached_figure(fkr.kernel_shapes_figure)
+fit_figure = cached(fkr.fit_figure)
+attention_row_figure = cached(fkr.attention_row_figure)
+weight_matrix_figure = cached(fkr.weight_matrix_figure)
+kernel_shapes_figure = cached(fkr.kernel_shapes_figure)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -67,9 +67,10 @@ _CACHED_BUILDERS: dict[Callable[..., go.Figure], Callable[..., go.Figure]] = {}
 def cached(builder: Callable[P, go.Figure]) -> Callable[P, go.Figure]:
     """The one :func:`cached_figure` of ``builder`` (made on its first use), typed as the builder.
 
-    A page's helpers call ``cached(fmod.some_figure)(...)`` where they draw, instead of each ``ui``
-    module declaring a list of cached twins of its builders. Every call for one builder reaches the
-    same bounded cache.
+    The one way the app caches a figure builder: a page's helpers call
+    ``cached(fmod.some_figure)(...)`` where they draw, or a ``ui`` module names the twin a page
+    calls (``fit_figure = cached(fkr.fit_figure)``). Every call for one builder reaches the same
+    bounded cache (``tests/test_layers.py``: no other module calls :func:`cached_figure`).
     """
     wrapped = _CACHED_BUILDERS.get(builder)
     if wrapped is None:

@@ -1,6 +1,6 @@
 """Marks drawn over a cached figure: what ``ui.layout.show_figure`` hands ``st.plotly_chart``.
 
-A figure cached on its data (``ui.layout.cached_figure``) is shown with marks that follow a control
+A figure cached on its data (``ui.layout.cached``) is shown with marks that follow a control
 (the current d_k on scaled dot-product). :class:`Marked` is the figure with its marks as the plain
 dict ``st.plotly_chart`` accepts; it changes neither the figure nor Plotly. Without the server's
 Plotly fast path, Plotly validates that dict into a new figure (~45 ms for the d_k chart); with it

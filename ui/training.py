@@ -34,7 +34,7 @@ from figures import training as ftr
 from figures.common import Labels
 from ui import caching, controls, questions
 from ui.i18n import LANGUAGES, current_language, load_catalogue, t
-from ui.layout import cached_figure, show_figure
+from ui.layout import cached, show_figure
 from ui.live_run import ConfigChoice, LiveRun, LiveState, Loop, RedrawClock
 
 #: Rows kept in the per-session history of runs.
@@ -449,12 +449,12 @@ def history_table() -> list[dict[str, Any]]:
     return rows
 
 
-# The page's figure builders, each cached on its inputs (``ui.layout.cached_figure``: same
+# The page's figure builders, each cached on its inputs (``ui.layout.cached``: same
 # signature as the builder, one bounded cache per builder shared by every session).
-prediction_plot = cached_figure(ftr.prediction_plot)
-walks_plot = cached_figure(ftr.walks_plot)
-distance_bars = cached_figure(ftr.distance_bars)
-diagnostics_table = cached_figure(ftr.diagnostics_table)
+prediction_plot = cached(ftr.prediction_plot)
+walks_plot = cached(ftr.walks_plot)
+distance_bars = cached(ftr.distance_bars)
+diagnostics_table = cached(ftr.diagnostics_table)
 
 
 #: The baselines drawn on the loss chart (``core.random_walks.Baselines`` fields).
@@ -467,8 +467,8 @@ WIDE_HEADS = 4
 
 
 #: The live charts' builders, cached on their inputs (a still frame redrawn costs no build).
-loss_curves = cached_figure(ftr.loss_curves)
-attention_heads = cached_figure(ftr.attention_heads)
+loss_curves = cached(ftr.loss_curves)
+attention_heads = cached(ftr.attention_heads)
 
 
 class LiveView:

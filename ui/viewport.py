@@ -5,7 +5,7 @@ build step), mounted once per run by ``app.main``, watches ``matchMedia("(max-wi
 (the width below which Streamlit stacks ``st.columns``) and reports the answer as its state. It
 sends it only when it differs from what the server already holds (passed to it as ``data``): one
 extra rerun on a phone's first load, and one when a window crosses the breakpoint; none on a
-desktop. The answer lives in the session state under :data:`KEY`, and ``ui.layout.cached_figure``
+desktop. The answer lives in the session state under :data:`KEY`, and ``ui.layout.cached``
 hands it to every figure builder as ``narrow`` (so it is part of each figure's cache key).
 """
 
