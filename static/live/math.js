@@ -340,7 +340,9 @@ export function tickLabel(value, decimals) {
 /** The ticks Plotly draws on a linear colour bar of range [lo, hi] that is `lengthPx` long: its
  * automatic step (plotly.js axes.autoTicks: about one tick per 40 px, 4 to 9 intervals, the step
  * rounded up to 2, 5 or 10 times a power of ten) and its labels (trailing zeros trimmed, "−" for
- * minus). Returns [{value, label}], or null where Plotly would write exponents (|log10| > 3). */
+ * minus). A tick counts when it lies within the range widened by 1e-4 of its span on each side, as
+ * plotly.js axes.calcTicks widens it (a bar whose top is 0.99985 has no tick "1").
+ * Returns [{value, label}], or null where Plotly would write exponents (|log10| > 3). */
 export function niceTicks(lo, hi, lengthPx) {
   if (!(hi > lo)) return null;
   const top = Math.max(Math.abs(lo), Math.abs(hi));
@@ -352,7 +354,7 @@ export function niceTicks(lo, hi, lengthPx) {
   const dtick = base * (ratio <= 2 ? 2 : ratio <= 5 ? 5 : 10);
   const decimals = Math.max(0, -Math.floor(Math.log10(dtick) + 0.01) + 1);
   const out = [];
-  const tol = dtick * 1e-3;
+  const tol = (hi - lo) * 1e-4;
   for (let k = Math.ceil((lo - tol) / dtick); k * dtick <= hi + tol; k++) {
     const value = k * dtick;
     const label = trimZeros(value.toFixed(decimals)).replace(/^-/, "\u2212");

@@ -81,6 +81,11 @@ _PEAKS_DRAWN = """(key) => {
   return {markers: points.length, hit};
 }"""
 
+#: The colour bar's tick labels a reader sees (the chart's own, or the live clones over them).
+_BAR_LABELS = """(key) => [...document.querySelectorAll('.st-key-' + key + ' g.colorbar text')]
+  .filter((t) => !t.closest('[class*="title"]') && getComputedStyle(t).visibility !== 'hidden')
+  .map((t) => t.textContent.trim()).filter((s) => s !== '').sort()"""
+
 _TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
 
 #: The English catalogue: a slider's accessible name is its label.
@@ -153,6 +158,8 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         assert held is not None, "no overlay canvas or map layer over the weight matrix"
         assert held["above"], "the overlay's peaks are under the map layer"
     assert all(s is not None for s in seen), "no overlay over the chart during the drag"
+    bar_charts = [chart, "kr_fig_matrix"] if key == "kr_h" else [chart]
+    bars_held = {c: page.evaluate(_BAR_LABELS, c) for c in bar_charts}
     assert seen[0]["sum"] != seen[1]["sum"]  # the chart moved with the hand
     if python_title is not None and seen[1]["title"] is not None:
         assert seen[1]["title"] != python_title  # the title follows the value
@@ -178,6 +185,9 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         peaks = page.evaluate(_PEAKS_DRAWN, "kr_fig_matrix")
         assert peaks["markers"] > 0, peaks
         assert peaks["hit"] >= 0.9 * peaks["markers"], peaks
+    # each colour bar said while held what Python's bar says for the same value (no jump on release)
+    for c, held_labels in bars_held.items():
+        assert held_labels == page.evaluate(_BAR_LABELS, c), c
     assert_no_exception(page)
 
 
