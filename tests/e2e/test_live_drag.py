@@ -7,7 +7,10 @@ value in the URL, the overlays gone, and the Python figure saying what the last 
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, show_answers, wait_for_app
 from ui.i18n import load_catalogue
@@ -185,9 +188,16 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         peaks = page.evaluate(_PEAKS_DRAWN, "kr_fig_matrix")
         assert peaks["markers"] > 0, peaks
         assert peaks["hit"] >= 0.9 * peaks["markers"], peaks
-    # each colour bar said while held what Python's bar says for the same value (no jump on release)
+    # each colour bar said while held what Python's bar says for the same value (no jump on release);
+    # Streamlit draws a new figure twice (bench-drag), so the comparison waits for its last drawing
     for c, held_labels in bars_held.items():
-        assert held_labels == page.evaluate(_BAR_LABELS, c), c
+        with contextlib.suppress(PlaywrightTimeout):  # on a timeout the assertion says what differs
+            page.wait_for_function(
+                f"([key, want]) => JSON.stringify(({_BAR_LABELS})(key)) === JSON.stringify(want)",
+                arg=[c, held_labels],
+                timeout=10_000,
+            )
+        assert page.evaluate(_BAR_LABELS, c) == held_labels, c
     assert_no_exception(page)
 
 
