@@ -34,18 +34,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import plotly
+
 from benchmarks.bench_browser import CHROMIUM_FLAGS, VIEWPORT
 from benchmarks.bench_drag import SLIDERS
 from tests.e2e.conftest import chromium_path
 
-#: The plotly.js that the pinned plotly wheel ships (the version Streamlit 1.67 bundles may differ
-#: by a patch release; both are plotly.js 3).
-PLOTLY_JS = Path(__import__("plotly").__file__).parent / "package_data" / "plotly.min.js"
+#: The plotly.js that the pinned plotly wheel ships (4.1.1; Streamlit 1.67 bundles 4.2.0 in a chunk
+#: of its own that a page cannot load).
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 #: The app's chart width at 1400 px (bench-drag's viewport): Streamlit sets it on the element.
 WIDTH = 940
 
-#: One timed redraw of ``chart`` from figure ``a`` to ``b`` (already drawn: ``a``), the Streamlit way
-#: or onto the kept element; returns ms (the drawing awaited, the layout read once after it).
+#: ``repeats`` timed redraws of one chart, alternating between its two figures (the first drawn
+#: before timing), the Streamlit way (``mode`` "streamlit") or onto the kept element ("kept");
+#: returns the ms of each (the drawings awaited, the layout read once after them).
 _REPLAY = """async ([figs, mode, repeats, width]) => {
   const copy = (x) => JSON.parse(JSON.stringify(x));
   const sized = (f) => { const g = copy(f); g.layout.width = width; return g; };
