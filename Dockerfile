@@ -15,6 +15,10 @@ RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requir
     && useradd --create-home --uid 1000 learner
 COPY --chown=1000:1000 . .
 USER 1000
+# The live sliders' charts load the plotly wheel's plotly.min.js from the app's own static files
+# (ui/house_chart.py copies it under static/vendor on first use; done here so the image needs no
+# write at run time).
+RUN python -c "from ui.house_chart import plotly_js_name; print(plotly_js_name())"
 
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

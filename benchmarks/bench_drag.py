@@ -79,6 +79,10 @@ _OBSERVE = """(charts) => {
   rec.state.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
   const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
   rec.before = charts.map(gd);
+  // a kept chart (ui/house_chart.py) draws into the same element and counts its drawings (data-rev)
+  const rev = (g) => g?.dataset.rev;
+  rec.revs = rec.before.map(rev);
+  const redrawn = (g, i) => g && (g !== rec.before[i] || rev(g) !== rec.revs[i]);
   const stamping = new Set();
   const stamp = (what, set) => {
     if (stamping.has(what)) return;
@@ -91,12 +95,12 @@ _OBSERVE = """(charts) => {
       const g = gd(k);
       // each full Plotly drawing of the new chart element ('plotly_afterplot'), counted from the
       // first DOM change that shows the element (Plotly adds `on` when it first plots into it)
-      if (g && g !== rec.before[i] && g.on && !hooked.has(g)) {
+      if (g && g.on && !hooked.has(g) && (g !== rec.before[i] || g.dataset.pending)) {
         hooked.add(g);
         rec.draws[k] = rec.draws[k] ?? 0;
         g.on('plotly_afterplot', () => { rec.draws[k] += 1; });
       }
-      if (g && g !== rec.before[i] && g._fullLayout && g.querySelector('.main-svg'))
+      if (redrawn(g, i) && g._fullLayout && g.querySelector('.main-svg'))
         stamp(k, (t) => { rec.drawn[k] = t; });
     });
     if (!document.querySelector('canvas.live-overlay')) stamp('overlays', (t) => { rec.overlaysGone = t; });
@@ -116,8 +120,10 @@ _OBSERVE = """(charts) => {
 }"""
 
 #: The charts whose element was replaced since the drag began (their figure changed).
-_REPLACED = """(charts) => charts.filter((k, i) =>
-  document.querySelector('.st-key-' + k + ' .js-plotly-plot') !== window.__drag.before[i])"""
+_REPLACED = """(charts) => charts.filter((k, i) => {
+  const g = document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  return g !== window.__drag.before[i] || g?.dataset.rev !== window.__drag.revs[i];
+})"""
 
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
 #: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.

@@ -30,4 +30,5 @@ def test_dockerfile_essentials():
     assert "USER 1000" in text  # non-root
     assert "/_stcore/health" in text
     assert "HEALTHCHECK" in text
+    assert "from ui.house_chart import plotly_js_name" in text  # plotly.js served by the app itself
     assert '"streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"' in text

@@ -16,8 +16,9 @@ import streamlit as st
 from figures import projector
 from figures.common import FIGURE_CONFIG, narrow_layout
 from figures.export import figure_csv
-from ui import a11y, caching, classroom, viewport
+from ui import a11y, caching, classroom, live_slider, viewport
 from ui.handout import qualified_name, record, source
+from ui.house_chart import house_chart
 from ui.i18n import t
 from ui.plotly_spec import Marks
 from ui.router import ensure_routed
@@ -179,13 +180,21 @@ def show_figure(
     Accessibility (``ui.a11y``): the chart gets a name and a description generated from ``fig``'s
     data (``summary``, a sentence the caller knows better, leads it), and a lazy "Show the numbers"
     expander with the values as a table.
+
+    The chart is drawn by ``ui.house_chart``: one element kept from run to run, one Plotly drawing
+    when its figure changes (``st.plotly_chart`` draws a changed figure into a new element, twice),
+    where a live slider's overlay hands over. ``?live=0`` (the release-only sliders, the path before
+    issue 25) draws it with ``st.plotly_chart``, as before.
     """
     shown, shown_marks = fig, marks
     if classroom.presenting():
         shown = _for_projector(fig)
         shown_marks = None if marks is None else _marks_for_projector(marks)
-    chart = shown_marks.over(shown) if shown_marks is not None else shown
-    element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
+    if live_slider.enabled():
+        element = house_chart(shown, key=key, config=PLOTLY_CONFIG, marks=shown_marks)
+    else:
+        chart = shown_marks.over(shown) if shown_marks is not None else shown
+        element = st.plotly_chart(chart, width="stretch", config=PLOTLY_CONFIG, key=key)
     text = a11y.label_chart(fig, key=key, summary=summary)
     caption = ""
     if look_for_key:

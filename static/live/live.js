@@ -7,9 +7,10 @@
 // come for free). The chart's own traces that move are hidden meanwhile (style.visibility only);
 // its moving texts (title, a marker's label, tick labels) are covered by clones that say the new
 // thing. On release (`change`) the value is committed to Python: one rerun; when each chart has
-// redrawn itself (Plotly's `plotly_afterplot`) its overlay is removed in the same task, so the
-// Python figure takes over without a visible jump (or, for a chart Python did not redraw, once the
-// run has finished).
+// drawn the Python figure (a chart of ui/house_chart.py draws it into the same element and counts
+// the drawing in data-rev; st.plotly_chart, with ?live=0, into a new element) its overlay is
+// removed in the same task, so the Python figure takes over without a visible jump (or, for a
+// chart Python did not redraw, once the run has finished).
 //
 // Why a canvas and not Plotly.react: measured in Chromium on the class machine, a Plotly.restyle of
 // the kernel-regression fit takes 60-130 ms a frame and the weight-row chart 200-500 ms; the
@@ -444,10 +445,11 @@ const drags = {
       this.slider = null;
       const left = overlays.size;
       for (const [key, o] of [...overlays.entries()]) {
+        if (o.gd.isConnected && o.gd.dataset.pending) continue; // a kept chart still drawing: its takeover
         o.restore();
         overlays.delete(key);
       }
-      if (left || !charts.length) settled();
+      if ((left && !overlays.size) || !charts.length) settled();
     });
   },
 
@@ -515,6 +517,7 @@ class Overlay {
   constructor({ box, gd, boxRect, gdRect, static: isStatic }) {
     this.box = box;
     this.gd = gd;
+    this.rev = gd.dataset.rev; // a kept chart (ui/house_chart.py) counts its drawings here
     this.hidden = new Map(); // node -> its visibility before
     this.clones = [];
     this.maps = new Map(); // heatmap trace uid -> its MapLayer (one pixel per cell, scaled by CSS)
@@ -600,14 +603,15 @@ class Overlay {
   }
 
   /** Restore as soon as the Python figure is drawn: Streamlit draws a new figure into a new chart
-   * element. Watched through DOM mutations of the chart's box (an animation-frame loop would make
-   * the browser paint the whole page every frame while it is busiest: measured, the new charts came
+   * element; a kept chart (ui/house_chart.py) draws it into the same one and counts it (data-rev).
+   * Watched through DOM mutations of the chart's box (an animation-frame loop would make the browser paint the whole page every frame while it is busiest: measured, the new charts came
    * up to 0.6 s later). */
   takeOverOnRedraw(done) {
     if (this.watcher) return;
     const drawn = () => {
       const gd = this.box.isConnected ? this.box.querySelector(".js-plotly-plot") : null;
-      return !this.box.isConnected || (gd && gd !== this.gd && gd._fullLayout && gd.querySelector(".main-svg"));
+      const redrawn = gd && (gd !== this.gd || (gd.dataset.rev !== undefined && gd.dataset.rev !== this.rev));
+      return !this.box.isConnected || (redrawn && gd._fullLayout && gd.querySelector(".main-svg"));
     };
     this.watcher = new MutationObserver(() => {
       if (!drawn()) return;
@@ -615,7 +619,7 @@ class Overlay {
       this.restore();
       done();
     });
-    this.watcher.observe(this.box, { childList: true, subtree: true });
+    this.watcher.observe(this.box, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-rev"] });
   }
 
   // --- the chart's pieces ---------------------------------------------------------------

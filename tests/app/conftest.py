@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,6 +16,56 @@ from tests.conftest import ROOT
 
 #: AppTest's per-run timeout (s). Generous: the CI machine has 2 cores shared with other tests.
 TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class ChartProto:
+    """What tests read of a chart: ``id`` ends with ``-<key>``, ``spec`` is the figure's JSON."""
+
+    id: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the page: ``st.plotly_chart``'s, or a live slider's kept chart (``ui.house_chart``,
+    ``kept``), read the same way (``chart.proto.id``, ``chart.proto.spec``)."""
+
+    proto: ChartProto
+    kept: bool = False
+
+
+def is_chart(node) -> bool:
+    """Whether an element is a chart: ``st.plotly_chart``'s or a kept chart of ``ui.house_chart``."""
+    from ui.house_chart import COMPONENT_NAME
+
+    if node.type == "plotly_chart":
+        return True
+    return node.type == "bidi_component" and node.proto.component_name == COMPONENT_NAME
+
+
+def charts(at: AppTest) -> list[Chart]:
+    """Every chart of the page, in page order: ``st.plotly_chart`` elements and kept charts.
+
+    A kept chart's figure is read from its component data (``ui.house_chart.figure_of``: the figure
+    with its marks), its title without the bold Streamlit's theme adds (the figure as built).
+    """
+    from ui.house_chart import COMPONENT_NAME, figure_of
+
+    found = []
+    for node in at._tree:
+        if node.type == "plotly_chart":
+            found.append(Chart(ChartProto(node.proto.id, node.proto.spec)))
+        elif node.type == "bidi_component" and node.proto.component_name == COMPONENT_NAME:
+            spec = figure_of(json.loads(node.proto.json))
+            title = spec["layout"].get("title")
+            if isinstance(title, dict) and isinstance(title.get("text"), str):
+                title["text"] = title["text"].removeprefix("<b>").removesuffix("</b>")
+            head, _, name = node.proto.id.rpartition("-")
+            found.append(
+                Chart(ChartProto(f"{head}-{name.removeprefix('chart_')}", json.dumps(spec)), kept=True)
+            )
+    return found
 
 
 def fold_keys(page: str) -> list[str]:
@@ -114,7 +166,7 @@ def page_texts(at: AppTest) -> list[str]:
     texts += [str(cell) for table in at.table for cell in table.value.to_numpy().ravel()]
     texts += [str(column) for table in at.table for column in table.value.columns]
     texts += [e.label for e in at.expander]
-    for chart in at.get("plotly_chart"):
+    for chart in charts(at):
         spec = json.loads(chart.proto.spec)
         layout = spec.get("layout", {})
         texts += [str((layout.get("title") or {}).get("text") or "")]

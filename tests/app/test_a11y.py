@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from lessons import LESSONS
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from tests.app.test_handout import _array, _chart_key
 from tests.app.test_presentation import _open_link
 from ui.a11y import ASSETS
@@ -51,7 +51,7 @@ def _chart_texts(at) -> dict[str, dict[str, str]]:
 def test_every_chart_has_a_name_and_a_description(page, lang):
     at = open_page(page, lang=lang)
     assert_clean(at)
-    keys = [_chart_key(c) for c in at.get("plotly_chart")]
+    keys = [_chart_key(c) for c in charts(at)]
     texts = _chart_texts(at)
     assert sorted(texts) == sorted(keys)  # one each, linked by the chart's key
     for key, text in texts.items():
@@ -71,7 +71,7 @@ def test_description_says_what_the_fit_chart_draws():
 
 
 def _title(at, key: str) -> str:
-    chart = next(c for c in at.get("plotly_chart") if _chart_key(c) == key)
+    chart = next(c for c in charts(at) if _chart_key(c) == key)
     return json.loads(chart.proto.spec)["layout"]["title"]["text"]
 
 
@@ -79,7 +79,7 @@ def test_show_the_numbers_is_lazy_and_equals_the_chart_data():
     at = open_page("kernel-regression", folded=True)
     label = load_catalogue("en")["a11y.show_numbers"]
     boxes = [e for e in at.expander if e.label == label]
-    assert len(boxes) == len(at.get("plotly_chart"))  # one under every chart
+    assert len(boxes) == len(charts(at))  # one under every chart
     assert len(at.dataframe) == 0  # closed: nothing sent
     at.session_state["kr_fig_fit_numbers"] = True
     at.run()
@@ -88,7 +88,7 @@ def test_show_the_numbers_is_lazy_and_equals_the_chart_data():
     table = at.dataframe[0].value
     series = load_catalogue("en")["a11y.col_trace"]  # the CSV's "trace", in the page's words
     assert list(table.columns) == [series, "x", "y"]
-    chart = next(c for c in at.get("plotly_chart") if _chart_key(c) == "kr_fig_fit")
+    chart = next(c for c in charts(at) if _chart_key(c) == "kr_fig_fit")
     spec = json.loads(chart.proto.spec)
     for trace in spec["data"]:
         if "x" not in trace:

@@ -17,7 +17,7 @@ from core.nadaraya_watson import nw_weights
 from store import open_store
 from store.limits import TokenBucket
 from store.model import normalise_code, show_code
-from tests.app.conftest import TIMEOUT, assert_clean, open_page
+from tests.app.conftest import TIMEOUT, assert_clean, charts, open_page
 from tests.conftest import ROOT
 from tests.redis_server import RedisServer
 from ui.i18n import load_catalogue
@@ -82,7 +82,7 @@ def _counts(at) -> dict[str, int]:
     """The teacher panel's bars: {label: count}."""
     import json
 
-    for chart in at.get("plotly_chart"):
+    for chart in charts(at):
         if chart.proto.id and PANEL_CHART in chart.proto.id:
             counts: dict[str, int] = {}
             for bar in json.loads(chart.proto.spec)["data"]:  # after the reveal: right + wrong, stacked
@@ -288,7 +288,7 @@ def test_redis_down_pages_work_and_say_so_then_recover_without_losing_answers(re
     _answer(b, 41)
     assert_clean(b)
     assert any(EN["class.unavailable_student"] in c for c in _texts(b, "caption"))
-    assert b.get("plotly_chart")  # the lesson's charts are all there
+    assert charts(b)  # the lesson's charts are all there
     teacher.run()
     assert_clean(teacher)
     assert EN["class.unavailable"] in _texts(teacher, "warning")
@@ -307,7 +307,7 @@ def test_redis_down_pages_work_and_say_so_then_recover_without_losing_answers(re
 
 
 def _row_chart_shown(at) -> bool:
-    return any(c.proto.id.endswith("-kr_fig_row") for c in at.get("plotly_chart"))
+    return any(c.proto.id.endswith("-kr_fig_row") for c in charts(at))
 
 
 def _show_button(at):

@@ -24,7 +24,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from core import nadaraya_watson as nw
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from ui.i18n import load_catalogue
 
 
@@ -93,16 +93,16 @@ PAGES = [
 def test_handout_holds_every_figure_offline(downloads, page, lang, title_key):
     at = open_page(page, lang=lang)
     assert_clean(at)
-    charts = at.get("plotly_chart")
-    assert charts, "the page shows figures"
+    shown = charts(at)
+    assert shown, "the page shows figures"
     html = downloads[f"{page}-{lang}-handout.html"]()
     doc = _Document()
     doc.feed(html)
     doc.close()
     assert doc.stack == [], f"unclosed tags {doc.stack}"
-    assert len(doc.plots) == len(charts)
-    assert html.count("Plotly.newPlot(") == len(charts)
-    assert sorted(doc.plots) == sorted(f"fig-{_chart_key(c)}" for c in charts)
+    assert len(doc.plots) == len(shown)
+    assert html.count("Plotly.newPlot(") == len(shown)
+    assert sorted(doc.plots) == sorted(f"fig-{_chart_key(c)}" for c in shown)
     assert '<script src="http' not in html
     assert doc.script_sources == [None] * len(doc.script_sources)  # everything inline
     assert doc.title == load_catalogue(lang)[title_key]
@@ -123,7 +123,7 @@ def _array(value) -> list:
 
 def test_csv_of_a_figure_equals_its_data(downloads):
     at = open_page("kernel-regression")
-    chart = next(c for c in at.get("plotly_chart") if _chart_key(c) == "kr_fig_fit")
+    chart = next(c for c in charts(at) if _chart_key(c) == "kr_fig_fit")
     spec = json.loads(chart.proto.spec)
     expected = []
     for trace in spec["data"]:
@@ -145,7 +145,7 @@ def test_code_expander_shows_the_real_source():
     at = open_page("kernel-regression")
     label = load_catalogue("en")["common.show_code"]
     expanders = [e for e in at.expander if e.label == label]
-    assert len(expanders) == len(at.get("plotly_chart"))  # every figure of this page has its code
+    assert len(expanders) == len(charts(at))  # every figure of this page has its code
 
     def source(fn) -> str:  # st.code shows the text without its final newline
         return inspect.getsource(fn).strip("\n")
@@ -235,7 +235,7 @@ def test_handout_is_a_worksheet_with_the_answers_last(downloads, page, lang, int
     assert cat["common.handout_answers"] in answers
     assert sheet.count('class="handout-question"') == len(explained) + (page == "scaled-dot-product") * 2
     # what a question held back (here: revealed) is printed with its answer, the rest in place
-    for chart in at.get("plotly_chart"):
+    for chart in charts(at):
         key = _chart_key(chart)
         assert html.count(f'id="fig-{key}"') == 1
         section = re.search(rf'<section id="item-{key}".*?</section>', html, re.S).group(0)

@@ -11,7 +11,7 @@ import pytest
 
 from core import in_context as core_ic
 from core.lessons import in_context as lesson
-from tests.app.conftest import assert_clean, open_page, show_answers
+from tests.app.conftest import assert_clean, charts, open_page, show_answers
 from ui import in_context as ui_ic
 from ui import live_run
 from ui.i18n import load_catalogue
@@ -25,7 +25,7 @@ def _live(at) -> live_run.LiveState:
 
 
 def _chart_count(at) -> int:
-    return len(at.get("plotly_chart"))
+    return len(charts(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -46,7 +46,7 @@ def _trace_names(at) -> list[set[str]]:
     """The trace names of each chart on the page (legend entries)."""
     import json
 
-    return [{trace.get("name") for trace in json.loads(c.proto.spec)["data"]} for c in at.get("plotly_chart")]
+    return [{trace.get("name") for trace in json.loads(c.proto.spec)["data"]} for c in charts(at)]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from core.lessons.induction_heads import load_default_runs
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from ui.i18n import load_catalogue
 
 EN, ZH = load_catalogue("en"), load_catalogue("zh")
@@ -28,7 +28,7 @@ CHARTS = (
 
 
 def chart_keys(at) -> list[str]:
-    return [c.proto.id.split("-", 2)[-1] for c in at.get("plotly_chart")]
+    return [c.proto.id.split("-", 2)[-1] for c in charts(at)]
 
 
 def texts(at, kind: str = "caption") -> str:
@@ -102,7 +102,7 @@ def test_every_control():
     at.selectbox(key="ih_head").set_value("0_0").run()
     assert_clean(at)
     title = EN["ih.strip_fig_title"].format(head=EN["ih.head"].format(layer=0, head=0), query=20)
-    strip = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("ih_strip_fig"))
+    strip = next(c for c in charts(at) if c.proto.id.endswith("ih_strip_fig"))
     assert title in strip.proto.spec
     at.select_slider(key="ih_scale").set_value(0.2).run()
     assert_clean(at)
@@ -172,10 +172,10 @@ def test_the_one_layer_control_is_trained_on_request():
     at = open_page("induction-heads", params=TINY | {"ih_layers": "2", "ih_steps": "100"})
     at.button(key="ih_btn_step").click().run()
     assert_clean(at)
-    curves = next(c for c in at.get("plotly_chart") if "ih_curves_fig_" in c.proto.id)
+    curves = next(c for c in charts(at) if "ih_curves_fig_" in c.proto.id)
     assert EN["ih.legend_control"] not in curves.proto.spec
     at.button(key="ih_btn_control").click().run()
     assert_clean(at)
-    curves = next(c for c in at.get("plotly_chart") if "ih_curves_fig_" in c.proto.id)
+    curves = next(c for c in charts(at) if "ih_curves_fig_" in c.proto.id)
     assert EN["ih.legend_control"] in curves.proto.spec
     assert not [b for b in at.button if b.key == "ih_btn_control"]

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from ui import kernel_approximation as uk
 from ui import live_run
 
@@ -18,7 +18,7 @@ PAGE = "kernel-approximation"
 
 def chart(at, key: str) -> dict:
     """The Plotly figure (as JSON) of the chart with this key."""
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    found = [c for c in charts(at) if c.proto.id.endswith(f"-{key}")]
     assert len(found) == 1, f"{key}: {len(found)} charts"
     return json.loads(found[0].proto.spec)
 
@@ -53,7 +53,7 @@ def test_page_renders_in_both_languages(lang, heading):
     at = open_page(PAGE, lang=lang)
     assert_clean(at)
     assert heading in at.title[0].value
-    keys = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    keys = {c.proto.id.rsplit("-", 1)[-1] for c in charts(at)}
     assert {"ka_fig_rff_fit", "ka_fig_rff_error", "ka_fig_approx", "ka_fig_feature_error"} <= keys
     assert {"ka_fig_denominators", "ka_fig_causal", "ka_fig_tsai"} <= keys
     assert not at.error

@@ -18,7 +18,7 @@ from statsmodels.nonparametric.kernel_regression import KernelReg
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from core.csv_data import CsvError, parse_xy_csv
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
@@ -35,7 +35,7 @@ def posts_data():
 
 def chart(at, key: str) -> dict:
     """The Plotly figure (as JSON) of the chart with this key."""
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    found = [c for c in charts(at) if c.proto.id.endswith(f"-{key}")]
     assert len(found) == 1, f"{key}: {len(found)} charts"
     return json.loads(found[0].proto.spec)
 
@@ -261,7 +261,7 @@ def test_new_kernel_handout_in_chinese(monkeypatch):
     at = open_page(PAGE, lang="zh", params={"kr_kernel": "laplace"})
     assert_clean(at)
     html = caught["kernel-regression-zh-handout.html"]()
-    assert html.count("Plotly.newPlot(") == len(at.get("plotly_chart"))
+    assert html.count("Plotly.newPlot(") == len(charts(at))
     assert "kr_kernel=laplace" in html
     assert load_catalogue("zh")["kr.kernel_laplace"] in html
 
@@ -368,7 +368,7 @@ def test_odd_url_values_fall_back_to_defaults(params):
     assert at.slider(key="kr_n").value == 200
     assert live_slider(at, "kr_xq").value == 0.5
     assert at.selectbox(key="kr_kernel").value == "gaussian"
-    assert len(at.get("plotly_chart")) == len(FIGURES)
+    assert len(charts(at)) == len(FIGURES)
 
 
 def test_url_values_are_applied():
@@ -407,7 +407,7 @@ def test_good_upload_is_fitted_with_scaled_controls():
     np.testing.assert_allclose(dx, np.sort(x))
     h = live_slider(at, "kr_h_csv").value
     assert 10 < h < 100  # 0.3 on [-3, 3] scaled to a spread of about 600
-    assert len(at.get("plotly_chart")) == len(FIGURES)
+    assert len(charts(at)) == len(FIGURES)
     at.button(key="kr_use_hstar").click()
     at.run()
     assert_clean(at)
@@ -427,7 +427,7 @@ def test_a_second_file_with_another_range_resets_the_scaled_controls():
     at.run()
     assert_clean(at)
     assert -1000 <= live_slider(at, "kr_xq_csv").value <= -701
-    assert len(at.get("plotly_chart")) == len(FIGURES)
+    assert len(charts(at)) == len(FIGURES)
 
 
 @pytest.mark.parametrize(
@@ -450,7 +450,7 @@ def test_unusual_but_valid_files(content):
     at.button(key="kr_use_hstar").click()
     at.run()
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == len(FIGURES)
+    assert len(charts(at)) == len(FIGURES)
 
 
 BAD_FILES = [
@@ -475,7 +475,7 @@ def test_bad_upload_shows_an_error_and_keeps_the_builtin_data(name, content, mes
     assert any(message in e for e in errors), errors
     assert any(name in w.value for w in at.warning)
     np.testing.assert_array_equal(data_trace(at)[0], posts_data()[0])
-    assert len(at.get("plotly_chart")) == len(FIGURES)
+    assert len(charts(at)) == len(FIGURES)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

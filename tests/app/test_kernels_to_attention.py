@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
@@ -19,7 +19,7 @@ def _metrics(at) -> dict[str, str]:
 
 
 def _charts(at) -> int:
-    return len(at.get("plotly_chart"))
+    return len(charts(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

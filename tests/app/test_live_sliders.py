@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lessons import PAGES
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, charts, open_page
 from tests.app.live import live_elements, live_slider
 from ui.i18n import load_catalogue
 from ui.live_slider import url_text
@@ -155,4 +155,4 @@ def test_live_0_draws_the_release_only_sliders_on_the_same_keys():
     assert at.slider(key="kr_xq").value == 0.5
     at.select_slider(key="kr_h").set_value(2.0).run()
     assert_clean(at)
-    assert "h = 2" in next(c for c in at.get("plotly_chart") if "h = 2" in c.proto.spec).proto.spec
+    assert "h = 2" in next(c for c in charts(at) if "h = 2" in c.proto.spec).proto.spec

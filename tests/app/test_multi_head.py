@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.lessons.multi_head import points_from_json, redundancy_vs_heads
-from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts, show_answers
+from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, charts, open_page, page_texts, show_answers
 from ui.i18n import load_catalogue
 from ui.multi_head import SHIPPED_REDUNDANCY, SHIPPED_REDUNDANCY_FILE
 
@@ -30,7 +30,7 @@ def _metrics(at) -> dict[str, float]:
 
 
 def _charts(at) -> int:
-    return len(at.get("plotly_chart"))
+    return len(charts(at))
 
 
 def _texts(at) -> str:
@@ -58,7 +58,7 @@ def test_default_page_in_both_languages(lang):
     # issue 22.8: "W_O" read as "w_o" in the Chinese title. Nothing lower-cased it (the spec held
     # "W_O"): at 16 px Latin capitals beside CJK ideographs look like small letters. The title now
     # writes W with a subscript O, as the formula above it does, in both languages.
-    (concat,) = [c for c in at.get("plotly_chart") if c.proto.id.endswith("mh_fig_concat")]
+    (concat,) = [c for c in charts(at) if c.proto.id.endswith("mh_fig_concat")]
     title = json.loads(concat.proto.spec)["layout"]["title"]["text"]
     assert "W<sub>O</sub>" in title
     assert "w_o" not in title.lower()
@@ -210,7 +210,7 @@ def test_chinese_page_uses_the_chinese_sentence():
 
 def _specs(at) -> dict[str, str]:
     """Every chart's Plotly spec by its element id (the id holds the key, e.g. ``mh_fig_grid``)."""
-    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in charts(at)}
 
 
 @pytest.mark.parametrize(

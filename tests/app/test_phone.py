@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from figures.common import MARGIN_LEFT, NARROW_MARGIN_LEFT, NARROW_TOKEN_MARGIN, TOKEN_MARGIN
 from lessons import LESSONS
-from tests.app.conftest import TIMEOUT, assert_clean, fold_keys, show_answers
+from tests.app.conftest import TIMEOUT, assert_clean, charts, fold_keys, show_answers
 from tests.conftest import ROOT
 from ui import viewport
 
@@ -37,7 +37,7 @@ def _run(page: str, *, narrow: bool | None, lang: str = "en") -> AppTest:
 
 
 def _layouts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
+    return [json.loads(chart.proto.spec)["layout"] for chart in charts(at)]
 
 
 @pytest.mark.parametrize("page", PAGES)

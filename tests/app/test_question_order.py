@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pytest
 from streamlit.testing.v1.element_tree import Block, Widget
 
-from tests.app.conftest import assert_clean, open_page, show_answers
+from tests.app.conftest import assert_clean, is_chart, open_page, show_answers
 from tests.conftest import ROOT
 from ui.i18n import load_catalogue
 
@@ -209,8 +209,8 @@ def _text(node) -> str:
     kind = getattr(node, "type", None)
     if isinstance(node, Widget):
         return f"widget:{node.key} {getattr(node, 'label', '')} {getattr(node, 'help', '') or ''}"
-    if kind == "plotly_chart":
-        return "chart:" + node.proto.id.rsplit("-", 1)[-1]
+    if is_chart(node):  # st.plotly_chart's element or a kept chart's (key "chart_<key>")
+        return "chart:" + node.proto.id.rsplit("-", 1)[-1].removeprefix("chart_")
     if kind == "metric":
         return f"metric:{node.label} {node.value}"
     if kind == "table":

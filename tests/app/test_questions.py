@@ -29,7 +29,7 @@ from core.lessons import multi_head as mha
 from core.lessons import scaled_dot_product as aa
 from core.lessons import training as verdicts
 from core.nadaraya_watson import loo_cv_errors, nw_weights, select_bandwidth
-from tests.app.conftest import assert_clean, open_page, show_answers
+from tests.app.conftest import assert_clean, charts, open_page, show_answers
 from tests.app.live import live_slider
 from ui import in_context as ui_ic
 from ui import kernel_approximation as uk
@@ -139,14 +139,14 @@ def _array(value) -> np.ndarray:
 
 
 def chart(at, key: str) -> dict:
-    for c in at.get("plotly_chart"):
+    for c in charts(at):
         if c.proto.id.rsplit("-", 1)[-1] == key:
             return json.loads(c.proto.spec)
     raise AssertionError(f"no chart {key!r}")
 
 
 def _chart_keys(at) -> set[str]:
-    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1] for c in charts(at)}
 
 
 def nearest(levels: dict[str, float], value: float) -> str:

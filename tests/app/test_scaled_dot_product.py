@@ -13,7 +13,7 @@ from core.lessons.scaled_dot_product import (
     default_custom_mask,
     dk_experiment,
 )
-from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, open_page, page_texts
+from tests.app.conftest import DOUBLED_PUNCTUATION, assert_clean, charts, open_page, page_texts
 from tests.app.live import live_slider
 from ui.i18n import load_catalogue
 
@@ -31,7 +31,7 @@ def _metrics(at) -> dict[str, str]:
 
 
 def _charts(at) -> int:
-    return len(at.get("plotly_chart"))
+    return len(charts(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -199,7 +199,7 @@ def test_mask_editor_helpers():
 
 def _specs(at) -> dict[str, str]:
     """Every chart's Plotly spec by its element id (the id holds the key, e.g. ``sdp_fig_raw``)."""
-    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1]: c.proto.spec for c in charts(at)}
 
 
 def _texts_of(spec: str) -> str:
@@ -273,7 +273,7 @@ def test_language_switch_keeps_the_radio_selections(lang):
 def _dk_markers(at) -> dict[str, list[float]]:
     """Panel axis -> the x of its vertical marker lines, on the d_k experiment's chart."""
     out: dict[str, list[float]] = {}
-    for chart in at.get("plotly_chart"):
+    for chart in charts(at):
         if chart.proto.id.split("-", 2)[-1] == "sdp_fig_dk":
             for s in json.loads(chart.proto.spec)["layout"].get("shapes", []):
                 if s["x0"] == s["x1"] and s.get("yref", "").endswith("domain"):

@@ -12,7 +12,7 @@ import pytest
 from core import training as core_training
 from core.lessons.training import preset_config
 from core.transformer import TransformerConfig
-from tests.app.conftest import assert_clean, open_page, show_answers
+from tests.app.conftest import assert_clean, charts, open_page, show_answers
 from ui import live_run
 from ui import training as ui_tr
 from ui.i18n import load_catalogue
@@ -31,7 +31,7 @@ def _run(at):
 
 def _charts(at) -> dict[str, dict]:
     """{element key: Plotly spec} of the page's charts."""
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in charts(at)}
 
 
 def _array(value) -> np.ndarray:

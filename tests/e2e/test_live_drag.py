@@ -41,6 +41,13 @@ _OVERLAY = """(key) => {
   return {sum, title: titles.length ? titles[titles.length - 1].textContent : null};
 }"""
 
+#: Mark the chart's element and return its drawing count (``data-rev``, ``static/chart/chart.js``).
+_KEEP = """(key) => { const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  gd.__keptMark = true; return gd.dataset.rev; }"""
+#: Whether the chart's element is the one marked, and its drawing count now.
+_KEPT = """(key) => { const gd = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  return [gd.__keptMark === true, gd.dataset.rev]; }"""
+
 #: The live map layer over a heatmap chart: its canvas size and the chart's (Q, N) cells, as
 #: [columns, rows]; null without a layer.
 _MAP = """(key) => {
@@ -136,6 +143,7 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
     page.locator(f".st-key-{chart} .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page)
     python_title = page.evaluate(_TITLE, chart)
+    rev_before = page.evaluate(_KEEP, chart)  # the chart element (ui/house_chart.py), marked
     box = slider.bounding_box()
     y = box["y"] + box["height"] / 2
     page.evaluate(_COUNT_RUNS)
@@ -180,6 +188,9 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
     )
     expected = str(int(value)) if float(value).is_integer() else str(value)
     assert f"{key}={expected}" in page.url
+    kept, rev_after = page.evaluate(_KEPT, chart)
+    assert kept, "the chart element was replaced: a kept chart draws the new figure into itself"
+    assert int(rev_after) == int(rev_before) + 1, (rev_before, rev_after)  # drawn once, by Plotly.react
     if seen[1]["title"] is not None:
         assert (
             page.evaluate(_TITLE, chart) == seen[1]["title"]
@@ -188,8 +199,7 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
         peaks = page.evaluate(_PEAKS_DRAWN, "kr_fig_matrix")
         assert peaks["markers"] > 0, peaks
         assert peaks["hit"] >= 0.9 * peaks["markers"], peaks
-    # each colour bar said while held what Python's bar says for the same value (no jump on release);
-    # Streamlit draws a new figure twice (bench-drag), so the comparison waits for its last drawing
+    # each colour bar said while held what Python's bar says for the same value (no jump on release)
     for c, held_labels in bars_held.items():
         with contextlib.suppress(PlaywrightTimeout):  # on a timeout the assertion says what differs
             page.wait_for_function(

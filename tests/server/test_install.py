@@ -130,7 +130,7 @@ def test_switches_are_read_from_the_environment():
 PAGE_WITHOUT_SERVER_LAYER = """
 import json
 from tests.app.conftest import assert_clean, open_page
-at = open_page("scaled-dot-product")
+at = open_page("scaled-dot-product", params={"live": "0"})  # st.plotly_chart: Plotly's own path
 assert_clean(at)
 specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 marked = [s for s in specs if any(a.get("text") == "current d_k" for a in s["layout"].get("annotations", ()))]

@@ -1,0 +1,162 @@
+// The live sliders' charts (ui/house_chart.py): one element kept from run to run, one Plotly.react
+// when its figure changes (st.plotly_chart draws a changed figure into a new element, twice).
+//
+// The element is built once per component root: div.stPlotlyChart[data-testid=stPlotlyChart]
+// holding the Plotly graph div. Each call brings the component's data (a JSON head line, then the
+// figure's JSON); the same data as the last drawn is not drawn again. Drawings are queued: a newer
+// figure that arrives while one is drawn replaces any not yet started. After each drawing the graph
+// div's data-rev counts it (static/live/live.js hands its overlay over on that change; the drag
+// benchmark waits for it). Width: the element's, followed on resize; height: the figure's, or the
+// element's own while presentation mode sets one (assets/present.js).
+
+const LOADED = {};
+
+/** The served plotly.js (ui/house_chart.py), loaded once per page and kept to itself: its script
+ * sets window.Plotly, which Streamlit's own chunk (another version) may also set; each chart keeps
+ * the one that drew it. */
+function loadPlotly(url) {
+  LOADED[url] ??= new Promise((resolve, reject) => {
+    const before = window.Plotly;
+    const script = document.createElement("script");
+    script.src = url;
+    script.async = true;
+    script.onload = () => {
+      const mine = window.Plotly;
+      if (before) window.Plotly = before;
+      resolve(mine);
+    };
+    script.onerror = () => {
+      delete LOADED[url];
+      reject(new Error(`plotly.js did not load from ${url}`));
+    };
+    document.head.appendChild(script);
+  });
+  return LOADED[url];
+}
+
+// the expand icon of Streamlit's own chart toolbar (Material "fullscreen"), as a Plotly modebar icon
+const FULLSCREEN_ICON = {
+  width: 24,
+  height: 24,
+  path: "M7 14H5v5h5v-2H7v-3zm-2-4h2V7h3V5H5v5zm12 7h-3v2h5v-5h-2v3zM14 5v2h3v3h2V5h-5z",
+  transform: "matrix(1 0 0 -1 0 24)",
+};
+
+class Chart {
+  constructor(root) {
+    this.el = document.createElement("div");
+    this.el.className = "stPlotlyChart attn-chart";
+    this.el.dataset.testid = "stPlotlyChart";
+    this.gd = document.createElement("div");
+    this.gd.dataset.rev = "0";
+    this.el.appendChild(this.gd);
+    root.appendChild(this.el);
+    this.drawn = null; // the data last drawn (or being drawn)
+    this.next = null; // {head, figure} waiting for the drawing in progress
+    this.busy = false;
+    this.fitted = { width: 0, height: 0 };
+    this.resize = new ResizeObserver(() => this.fit());
+    this.resize.observe(this.el);
+    // presentation mode sets and clears the element's height (a style change the size may not show)
+    this.styled = new MutationObserver(() => this.fit());
+    this.styled.observe(this.el, { attributes: true, attributeFilter: ["style"] });
+    // fired at the element entering or leaving full screen (nothing held once the element goes)
+    this.el.addEventListener("fullscreenchange", () => this.fit());
+  }
+
+  /** The size to draw at: the element's width; the element's height if set, else the figure's. */
+  size(layout) {
+    const width = Math.round(this.el.clientWidth) || undefined;
+    const full = document.fullscreenElement === this.el;
+    const set = full || (this.el.style.height && this.el.style.height !== "auto");
+    const height = set ? Math.round(this.el.clientHeight) : layout.height;
+    return { width, height };
+  }
+
+  show(head, text) {
+    this.name ??= this.el.closest('[class*="st-key-"]')?.className.match(/st-key-(\S+)/)?.[1];
+    performance.mark(`chart:show:${this.name}`); // for profiles of a release (benchmarks)
+    if (text === this.drawn) return;
+    this.drawn = text;
+    this.next = { head, text };
+    this.gd.dataset.pending = "1"; // static/live/live.js keeps its overlay until this drawing is done
+    if (!this.busy) this.drain();
+  }
+
+  async drain() {
+    this.busy = true;
+    try {
+      while (this.next) {
+        const { head, text } = this.next;
+        this.next = null;
+        const Plotly = (this.Plotly ??= await loadPlotly(head.plotly));
+        const figure = JSON.parse(text.slice(text.indexOf("\n") + 1));
+        const layout = figure.layout || {};
+        if (head.marks) {
+          layout.shapes = [...(layout.shapes || []), ...head.marks.shapes];
+          layout.annotations = [...(layout.annotations || []), ...head.marks.annotations];
+        }
+        this.height = layout.height;
+        // the height the figure asks for, for presentation mode's fit (assets/present.js)
+        if (layout.height) this.el.dataset.naturalHeight = String(layout.height);
+        else delete this.el.dataset.naturalHeight;
+        const { width, height } = this.size(layout);
+        Object.assign(layout, { width, height });
+        this.gd.style.height = height ? `${height}px` : "";
+        try {
+          await Plotly.react(this.gd, figure.data || [], layout, this.config(head));
+        } catch (err) {
+          console.error(`chart ${this.name}: plotly.js could not draw the figure`, err);
+          this.drawn = null; // drawn again by the next data, even the same
+          continue;
+        }
+        performance.mark(`chart:drawn:${this.name}`);
+        this.fitted = { width, height };
+        if (!this.next) delete this.gd.dataset.pending;
+        this.gd.dataset.rev = String(Number(this.gd.dataset.rev) + 1);
+      }
+    } catch (err) {
+      console.error(`chart ${this.name}: plotly.js did not load`, err);
+      this.drawn = null; // the next data tries again
+    } finally {
+      this.busy = false;
+      delete this.gd.dataset.pending;
+    }
+    this.fit(); // a size change while it drew
+  }
+
+  /** The figure's config, with a full-screen button as st.plotly_chart has (Streamlit's toolbar).
+   * Made once per config: Plotly.react compares it with the last one, and any difference (a new
+   * click function) makes it draw the chart anew instead of updating it. */
+  config(head) {
+    const id = JSON.stringify([head.config, head.fullscreen]);
+    if (this.configId !== id) {
+      const full = {
+        name: "fullscreen",
+        title: head.fullscreen,
+        icon: FULLSCREEN_ICON,
+        click: () => (document.fullscreenElement ? document.exitFullscreen() : this.el.requestFullscreen?.()),
+      };
+      this.configId = id;
+      this.configObject = { ...(head.config || {}), modeBarButtonsToAdd: [full] };
+    }
+    return this.configObject;
+  }
+
+  /** Follow the element's size (a narrower window, presentation mode's height). */
+  fit() {
+    if (!this.Plotly || !this.gd._fullLayout || this.busy) return;
+    const { width, height } = this.size({ height: this.height });
+    if (width === this.fitted.width && height === this.fitted.height) return;
+    this.fitted = { width, height };
+    this.gd.style.height = height ? `${height}px` : "";
+    this.Plotly.relayout(this.gd, { width, height });
+  }
+}
+
+/** Draw the component's figure into its kept chart element. */
+export function mount(component, head, figureText) {
+  const root = component.parentElement;
+  root.__houseChart ??= new Chart(root);
+  root.__houseChart.show(head, `${JSON.stringify(head.marks)}\n${figureText}`);
+}

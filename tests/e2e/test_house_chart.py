@@ -1,0 +1,81 @@
+"""The live sliders' kept charts (``ui/house_chart.py``) look exactly as ``st.plotly_chart`` draws them.
+
+Each chart a live slider redraws is drawn by the app's own chart element while the sliders are live
+and by ``st.plotly_chart`` with ``?live=0``. Both are opened in Chromium and every text Plotly drew
+(its words, type size and place) and the chart's size must be the same: the Streamlit theme applied
+in Python (``assets/streamlit_plotly_theme.json``) is what Streamlit applies in the browser. The
+theme itself is checked against a chart Streamlit drew: the template it handed Plotly is the house
+template with the theme merged in.
+"""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import pytest
+from plotly.utils import PlotlyJSONEncoder
+
+from ui.house_chart import merged, theme
+
+#: Every chart of the page as drawn: {key: {kept, size, texts: [(text, font size, x, y, transform)]}}.
+_CHARTS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+  .map((chart) => [chart, chart.closest('[class*="st-key-"]')])
+  .filter(([chart, box]) => box && chart.querySelector('.main-svg'))
+  .map(([chart, box]) => {
+    const key = [...box.classList].find((c) => c.startsWith('st-key-')).slice(7);
+    const gd = chart.querySelector('.js-plotly-plot');
+    return [key, {
+      kept: chart.classList.contains('attn-chart'),
+      rev: gd.dataset.rev ?? null,
+      size: [gd.clientWidth, gd.clientHeight],
+      texts: [...gd.querySelectorAll('text')].map((t) => [t.textContent, getComputedStyle(t).fontSize,
+        t.getAttribute('x'), t.getAttribute('y'), t.getAttribute('transform')]),
+    }];
+  }))"""
+
+
+def _charts(page) -> dict:
+    return page.evaluate(_CHARTS)
+
+
+CASES = [
+    ("kernel-regression", {}),
+    ("kernel-regression", {"lang": "zh", "present": "1"}),
+    ("kernels-to-attention", {"lang": "zh"}),
+    ("scaled-dot-product", {}),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "params"), CASES, ids=[f"{p}-{'-'.join(q.values()) or 'en'}" for p, q in CASES]
+)
+def test_kept_charts_draw_as_streamlit_draws_them(page, path, params):
+    page.open(path, **params)
+    live = _charts(page)
+    kept = {key: chart for key, chart in live.items() if chart["kept"]}
+    assert kept, f"no kept chart on {path}: the live sliders' charts should be drawn by ui.house_chart"
+    assert all(chart["rev"] == "1" for chart in kept.values()), {k: c["rev"] for k, c in kept.items()}
+
+    page.open(path, live="0", **params)
+    streamlit = _charts(page)
+    assert not any(chart["kept"] for chart in streamlit.values())  # ?live=0: st.plotly_chart everywhere
+    for key, chart in kept.items():
+        assert key in streamlit, f"{key} is not drawn with ?live=0"
+        assert chart["size"] == streamlit[key]["size"], key
+        assert chart["texts"] == streamlit[key]["texts"], key
+        assert len(chart["texts"]) > 5, key  # titles, ticks, legend: a drawn chart
+
+
+def test_theme_is_what_streamlit_applies(page):
+    """A chart Streamlit drew got the house template with ``assets/streamlit_plotly_theme.json``
+    merged into its layout, and a bold title: what ``ui.house_chart.themed`` does."""
+    page.open("kernel-regression", live="0")
+    drawn = page.evaluate(
+        """() => { const gd = document.querySelector('.st-key-kr_fig_row .js-plotly-plot');
+        return {template: gd.layout.template.layout, title: gd.layout.title.text}; }"""
+    )
+    house = json.loads(json.dumps(go.Figure().layout.template.to_plotly_json(), cls=PlotlyJSONEncoder))
+    assert drawn["template"] == merged(house["layout"], theme())
+    assert drawn["title"].startswith("<b>")
+    assert drawn["title"].endswith("</b>")
