@@ -60,7 +60,10 @@ def charts(at: AppTest) -> list[Chart]:
             spec = figure_of(json.loads(node.proto.json))
             title = spec["layout"].get("title")
             if isinstance(title, dict) and isinstance(title.get("text"), str):
+                # the bold goes on every title, one without text too (as Streamlit's theme does)
                 title["text"] = title["text"].removeprefix("<b>").removesuffix("</b>")
+                if not title["text"]:
+                    del title["text"]
             head, _, name = node.proto.id.rpartition("-")
             found.append(
                 Chart(ChartProto(f"{head}-{name.removeprefix('chart_')}", json.dumps(spec)), kept=True)

@@ -134,14 +134,15 @@ def test_plain_turns_arrays_into_typed_arrays_like_plotly():
 
 @pytest.mark.parametrize("page", [lesson.url_path for lesson in LESSONS])
 def test_every_figure_the_pages_show_has_plotlys_json(page, monkeypatch):
-    """Every figure a page draws (after one run of each page), ours against Plotly's ``to_dict``."""
+    """Every figure a page draws with ``st.plotly_chart`` (``?live=0``: the charts of
+    ``ui.house_chart`` serialise their own), ours against Plotly's ``to_dict``."""
     from tests.app.conftest import assert_clean, open_page
 
     shown: list[go.Figure] = []
     real = plotly_spec.plain
     monkeypatch.setattr(plotly_spec, "plain", lambda fig: shown.append(fig) or real(fig))
     plotly_spec._specs.clear()  # figures cached by earlier tests are serialised again
-    at = open_page(page)
+    at = open_page(page, params={"live": "0"})
     assert_clean(at)
     monkeypatch.undo()
     assert len(shown) >= 3

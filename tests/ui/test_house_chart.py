@@ -1,0 +1,67 @@
+"""``ui.house_chart`` without a browser: the theme merge, the themed figure, plotly.js served."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui import house_chart
+from ui.house_chart import PLOTLY_JS, VENDOR_DIR, figure_json, merged, plotly_js_name, theme, themed
+from ui.plotly_spec import Marks
+
+
+def test_merged_is_a_deep_merge_that_leaves_its_inputs_alone():
+    base = {"font": {"size": 15, "color": "#000"}, "title": {"x": 0.5}, "keep": 1}
+    over = {"font": {"size": 12}, "title": {"pad": {"l": 4}}, "new": [1, 2]}
+    assert merged(base, over) == {
+        "font": {"size": 12, "color": "#000"},
+        "title": {"x": 0.5, "pad": {"l": 4}},
+        "keep": 1,
+        "new": [1, 2],
+    }
+    assert base == {"font": {"size": 15, "color": "#000"}, "title": {"x": 0.5}, "keep": 1}
+    assert over == {"font": {"size": 12}, "title": {"pad": {"l": 4}}, "new": [1, 2]}
+
+
+def test_themed_figure_has_the_theme_in_its_template_and_a_bold_title():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout={"title": {"text": "h = 0.3"}, "height": 300})
+    spec = themed(fig)
+    assert spec["layout"]["title"]["text"] == "<b>h = 0.3</b>"
+    assert spec["layout"]["height"] == 300
+    template = spec["layout"]["template"]["layout"]
+    assert template["font"]["size"] == theme()["font"]["size"] == 12  # Streamlit's, over the house 15
+    assert template["xaxis"]["title"]["standoff"] == theme()["xaxis"]["title"]["standoff"]
+    assert fig.layout.title.text == "h = 0.3"  # the figure itself is untouched
+    assert fig.layout.template.layout.font.size != 12
+
+
+def test_figure_json_is_made_once_per_figure_and_is_plotly_json():
+    fig = go.Figure(go.Heatmap(z=np.arange(6.0).reshape(2, 3)))
+    text = figure_json(fig)
+    assert figure_json(fig) is text  # kept with the figure
+    spec = json.loads(text)
+    assert spec["data"][0]["type"] == "heatmap"
+    assert spec["layout"]["template"]["layout"]["paper_bgcolor"] == theme()["paper_bgcolor"]
+
+
+def test_data_carries_marks_and_reads_back():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout={"shapes": [{"type": "line", "x0": 0, "x1": 1}]})
+    mark = {"type": "line", "x0": 1.5, "x1": 1.5, "name": "d_k"}
+    label = {"text": "current d_k", "x": 1.5, "showarrow": False}
+    text = house_chart.data_text(fig, Marks(shapes=(mark,), annotations=(label,)), {"displaylogo": False})
+    head = json.loads(text.partition("\n")[0])
+    assert head["marks"] == {"shapes": [mark], "annotations": [label]}
+    assert "sendChartToCloud" in head["config"]["modeBarButtonsToRemove"]  # as Streamlit removes it
+    spec = house_chart.figure_of(text)
+    assert [s.get("name") for s in spec["layout"]["shapes"]] == [None, "d_k"]
+    assert spec["layout"]["annotations"] == [label]
+
+
+def test_plotly_js_is_served_from_a_copy_of_the_wheels_file():
+    name = plotly_js_name()
+    served = VENDOR_DIR / name
+    assert served.read_bytes() == PLOTLY_JS.read_bytes()
+    assert name.endswith(".min.js")
+    assert "/app/static/vendor/" + name in house_chart.data_text(go.Figure(), None, {}).partition("\n")[0]
