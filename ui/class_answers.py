@@ -58,8 +58,9 @@ from store.model import (
     valid_voter_id,
 )
 from store.tally import choice_counts, number_bins, right_count
-from ui import classroom
+from ui import classroom, live_slider
 from ui.controls import OPTIONS_SEEN
+from ui.house_chart import house_chart
 from ui.i18n import t
 from ui.link_keys import is_right, widget_key
 
@@ -608,7 +609,11 @@ def _chart(view: QuestionView, shown: _Shown, *, key: str) -> None:
         titles = Labels.of(count=t("class.count_title"), value=t("class.value_title"))
         fig = figs.answer_bars(bins.labels, bins.counts, right_counts=bins.right_counts, numeric=True,
                                font_size=size, labels=titles)  # fmt: skip
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "displayModeBar": False})
+    config = {"displaylogo": False, "displayModeBar": False}
+    if live_slider.enabled():  # one element kept as answers come in: one Plotly drawing per change
+        house_chart(fig, key=key, config=config)
+    else:  # ?live=0: Streamlit's chart, as before the kept charts
+        st.plotly_chart(fig, width="stretch", key=key, config=config)
 
 
 def _result(view: QuestionView, shown: _Shown, *, mine: Mine | None = None) -> None:

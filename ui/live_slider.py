@@ -46,7 +46,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import controls
+from ui import classroom, controls
 from ui.handout import record_control
 from ui.i18n import t
 
@@ -293,6 +293,9 @@ def _data(c: Control, chosen: Any, live: Live) -> str:
         "help": t(c.help_key) if c.help_key else None,
         # said under the slider while none of its charts is on the page (static/live/live.js)
         "absent": t("common.live_absent"),
+        # kept at the window's bottom once its place has scrolled away (static/live/live.js: the
+        # dock); not while presenting, where the controls are in the slide bar's box
+        "dock": not classroom.presenting(),
         "value": chosen,
         "param": live.param,
         "model": live.model,

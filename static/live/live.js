@@ -52,6 +52,9 @@ const STYLE = `
 .attn-live .readout { font-size: 0.8rem; min-height: 1.1rem; color: var(--attn-text-muted, #5e5c59); }
 .attn-live .readout[hidden] { display: block; visibility: hidden; }
 .attn-live .absent { font-size: 0.8rem; color: var(--attn-text-muted, #5e5c59); margin-top: 0.15rem; }
+.attn-live.docked { position: fixed; bottom: 0.5rem; z-index: 999; box-sizing: border-box; }
+.attn-live.docked .readout[hidden] { display: none; }
+@media (max-width: 640px) { .attn-live.docked .ends { display: none; } .attn-live.docked .head { margin-bottom: 0; } }
 `;
 
 /** Mount (or update) the slider of `data` into the component's root; returns its cleanup. */
@@ -64,6 +67,7 @@ export function mount(component, data) {
   }
   slider.update(data, component.setStateValue);
   watchAbsent(slider);
+  dock.watch(slider);
   warmUp(data);
   return () => {}; // the DOM stays: the next rerun's mount reuses it (no flicker, a drag survives)
 }
@@ -82,6 +86,7 @@ class Slider {
       <div class="ends"><span class="lo"></span><span class="hi"></span></div>
       <div class="readout" hidden></div><div class="absent" hidden></div>`;
     root.append(style, box);
+    this.root = root;
     this.box = box;
     this.input = box.querySelector("input");
     this.labelEl = box.querySelector("label");
@@ -105,6 +110,7 @@ class Slider {
     const release = () => {
       if (!this.pressed) return;
       this.pressed = false;
+      dock.update(this); // a dock change held back while the hand was on the slider
       // no `change` follows when the hand comes back to where it started: nothing to commit
       queueMicrotask(() => setTimeout(() => drags.settleIfIdle(this), 0));
     };
@@ -123,6 +129,7 @@ class Slider {
       // the run starts first; the last frame is drawn while the server works
       this.setStateValue("commit", { value: v, n: ++this.n, t: Date.now() });
       drags.commit(this, v);
+      dock.update(this);
     });
   }
 
@@ -243,6 +250,121 @@ class Slider {
 /** Once the page has finished its run, in idle time, compute the figures at the committed value and
  * its neighbours: the functions are compiled before the first drag, whose first frames find their
  * numbers ready. (Not while the run's charts are being drawn: that is the browser's busiest time.) */
+// ---------------------------------------------------------------------------------------------
+// the dock: once a slider's place has scrolled above the window, the slider is kept at the
+// window's bottom, over its own column, so that the figures further down (the weight row, the
+// map, the d_k curve) follow the hand in view. Back in its place when that place is in view
+// again. Never while presenting (the controls are in the slide bar's box: data.dock is null),
+// never moved while the hand is on it. The slider's own element is pinned (CSS position: fixed):
+// the same input, so focus, a drag and the tests' `.st-key-<key> input` stay as they are.
+// ---------------------------------------------------------------------------------------------
+
+const dock = {
+  sliders: new Set(),
+  io: null,
+  ro: null,
+  bar: null,
+
+  watch(slider) {
+    if (this.sliders.has(slider)) return this.update(slider);
+    this.sliders.add(slider);
+    this.io ??= new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const s = e.target.__liveSlider;
+        if (!s) continue;
+        // above the window: its bottom edge has gone past the top (not: below, still to come)
+        s.above = !e.isIntersecting && e.boundingClientRect.bottom <= (e.rootBounds?.top ?? 0) + 1;
+        this.update(s);
+      }
+    });
+    this.ro ??= new ResizeObserver(() => this.place());
+    this.io.observe(slider.root);
+    this.ro.observe(slider.root); // its column's width
+    this.ro.observe(slider.box); // its height (a note under it) sets the bar's
+  },
+
+  /** Pin or unpin `slider` as its place and its data say (not while the hand is on it). */
+  update(slider) {
+    if (!slider.root.isConnected) {
+      this.io?.unobserve(slider.root);
+      this.ro?.unobserve(slider.root);
+      this.ro?.unobserve(slider.box);
+      this.sliders.delete(slider);
+      slider.box.classList.remove("docked");
+      return this.place();
+    }
+    const want = !!slider.above && !!slider.data?.dock;
+    const docked = slider.box.classList.contains("docked");
+    if (want === docked || slider.pressed || drags.isMoving(slider)) return;
+    if (want) {
+      // the place keeps the slider's height: the page below does not move up
+      slider.root.style.minHeight = `${slider.box.offsetHeight}px`;
+      slider.box.classList.add("docked");
+    } else {
+      slider.box.classList.remove("docked");
+      slider.root.style.minHeight = "";
+    }
+    this.place();
+  },
+
+  /** Each pinned slider over its column, in rows as their places are (side by side on a wide
+   * window, one over the other where the columns stack, as on a phone); the bar behind them. */
+  place() {
+    const pinned = [...this.sliders].filter((s) => s.box.classList.contains("docked"));
+    const homes = new Map(pinned.map((s) => [s, s.root.getBoundingClientRect()]));
+    const rows = [];
+    for (const s of [...pinned].sort((a, b) => homes.get(a).top - homes.get(b).top)) {
+      const row = rows.find((r) => Math.abs(homes.get(r[0]).top - homes.get(s).top) < 8);
+      if (row) row.push(s);
+      else rows.push([s]);
+    }
+    // the last row at the bottom, the rows before it above (the page's order, read downwards)
+    let bottom = 0;
+    for (const row of rows.reverse()) {
+      const height = Math.max(...row.map((s) => s.box.offsetHeight));
+      for (const s of row) {
+        const r = homes.get(s);
+        Object.assign(s.box.style, { left: `${r.left}px`, width: `${r.width}px`, bottom: `calc(${bottom}px + 0.5rem)` });
+      }
+      bottom += height;
+    }
+    for (const s of this.sliders) {
+      if (!pinned.includes(s)) s.box.style.left = s.box.style.width = s.box.style.bottom = "";
+    }
+    // the page's end can still be scrolled above the dock
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (!pinned.length) {
+      if (this.bar) this.bar.hidden = true;
+      if (block) block.style.paddingBottom = "";
+      return;
+    }
+    if (!this.bar) {
+      this.bar = document.createElement("div");
+      this.bar.className = "attn-live-dock";
+      this.bar.setAttribute("aria-hidden", "true");
+      document.body.appendChild(this.bar);
+    }
+    const main = document.querySelector('[data-testid="stMain"]');
+    const app = document.querySelector('[data-testid="stApp"]');
+    const m = main?.getBoundingClientRect();
+    const height = bottom;
+    Object.assign(this.bar.style, {
+      position: "fixed",
+      left: `${m ? m.left : 0}px`,
+      right: "0",
+      bottom: "0",
+      height: `calc(${height}px + 1rem)`,
+      zIndex: "998",
+      background: app ? getComputedStyle(app).backgroundColor : "#fff",
+      borderTop: "1px solid rgba(49, 51, 63, 0.2)",
+      boxShadow: "0 -2px 8px rgba(0, 0, 0, 0.08)",
+      pointerEvents: "none", // only the sliders on it take the hand
+    });
+    this.bar.hidden = false;
+    if (block) block.style.paddingBottom = `calc(${height}px + 7rem)`;
+  },
+};
+
 function warmUp(data) {
   // a while after the run: the new charts are drawn first (the browser's busiest time)
   whenRunEnds(() => setTimeout(() => drags.slider || prefetch(data, data.value, 1), WARM_DELAY_MS));

@@ -52,6 +52,21 @@ def test_every_live_slider_is_keyed_and_kept_in_the_url(page):
         assert key not in at.query_params
 
 
+@pytest.mark.parametrize("page", sorted(LIVE))
+def test_the_sliders_are_kept_in_view_on_the_scrolling_page_not_while_presenting(page):
+    """The browser pins a live slider at the window's bottom once its place has scrolled away (the
+    dock, static/live/live.js) only where the data allows it: the scrolling page, not presentation
+    mode, whose controls are in the slide bar's box."""
+    scrolling = live_elements(open_page(page, folded=True))
+    assert scrolling
+    assert all(d["dock"] is True for d in scrolling.values()), scrolling
+    at = open_page(page, folded=True, params={"present": "1"})
+    assert_clean(at)
+    presenting = live_elements(at)
+    assert set(presenting) == set(scrolling)  # drawn in the slide bar's box
+    assert all(d["dock"] is False for d in presenting.values()), presenting
+
+
 def test_the_temperature_is_live_in_custom_scale():
     at = open_page("scaled-dot-product", params={"sdp_scale": "custom", "sdp_temp": "0.5"}, folded=True)
     assert_clean(at)

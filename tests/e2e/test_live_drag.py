@@ -288,3 +288,72 @@ def test_a_live_slider_says_when_nothing_on_the_page_moves_with_it(page, lang):
     page.wait_for_timeout(1500)  # past the note's delay (ABSENT_SHOW_MS in live.js)
     assert page.evaluate(_ABSENT, "kr_h") is None
     assert_no_exception(page)
+
+
+#: The live slider ``key``: whether it is pinned at the window's bottom (the dock) and its box.
+_DOCKED = """(key) => {
+  const box = document.querySelector('.attn-live.st-key-' + key);
+  const bar = document.querySelector('.attn-live-dock');
+  const r = box.getBoundingClientRect();
+  return {docked: box.classList.contains('docked'), top: r.top, bottom: r.bottom, left: r.left,
+    right: r.right, bar: !!bar && !bar.hidden, position: getComputedStyle(box).position};
+}"""
+
+#: The chart's box in the window (top and bottom, px).
+_BOX = """(key) => { const r = document.querySelector('.st-key-' + key).getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom}; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_slider_whose_place_scrolled_away_is_kept_in_view_and_moves_the_map(page, lang):
+    """Scrolled down to the weight map, h and x* are kept at the window's bottom over their columns
+    (the dock): dragging h there redraws the map in view, the run and the URL follow on release,
+    and scrolled back up the sliders are in their places again."""
+    page.open("kernel-regression", lang=lang, folded=True)
+    chart = page.locator(".st-key-kr_fig_matrix")
+    chart.locator(".js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
+    page.evaluate("() => document.querySelector('.st-key-kr_fig_matrix').scrollIntoView({block: 'center'})")
+    for key in ("kr_h", "kr_xq"):
+        page.wait_for_function(f"() => ({_DOCKED})('{key}').docked", timeout=10_000)
+    h, xq = page.evaluate(_DOCKED, "kr_h"), page.evaluate(_DOCKED, "kr_xq")
+    assert h["position"] == "fixed", h
+    assert h["bar"], h
+    assert 0 < h["top"], h  # in the window, at its bottom
+    assert h["bottom"] <= 1000, h
+    assert abs(h["top"] - xq["top"]) < 2, (h, xq)  # side by side, each over its column
+    assert h["right"] <= xq["left"], (h, xq)
+    box_map = page.evaluate(_BOX, "kr_fig_matrix")
+    assert box_map["top"] < h["top"], (box_map, h)  # the map shows above the dock
+    wait_for_app(page)
+    slider = page.locator('.attn-live input[type="range"][data-key="kr_h"]')
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.evaluate(_COUNT_RUNS)
+    page.mouse.move(_x(box, 0.53), y)
+    page.mouse.down()
+    for i in range(1, 16):
+        page.mouse.move(_x(box, 0.53 + (0.2 - 0.53) * i / 15), y)
+    page.wait_for_function(
+        "() => (window.__liveStats?.frames || []).some((f) => f.key === 'kr_h')", timeout=10_000
+    )
+    page.wait_for_timeout(100)
+    assert page.evaluate(_MAP, "kr_fig_matrix") is not None, "no live map over the weight matrix"
+    assert page.evaluate("() => window.__runs") == 0
+    assert page.evaluate(_DOCKED, "kr_h")["docked"]  # not moved while held
+    value = page.evaluate("() => window.__liveStats.frames.filter((f) => f.key === 'kr_h').at(-1).value")
+    page.mouse.up()
+    wait_for_app(page)
+    assert page.evaluate("() => window.__runs") == 1
+    expected = str(int(value)) if float(value).is_integer() else str(value)
+    assert f"kr_h={expected}" in page.url
+    page.wait_for_function(
+        "() => !document.querySelector('canvas.live-overlay, .live-map')", timeout=RUN_TIMEOUT_MS
+    )
+    assert page.evaluate(_DOCKED, "kr_h")["docked"]  # still down here: still kept in view
+    page.evaluate("() => document.querySelector('[data-testid=stMain] h1').scrollIntoView()")
+    page.wait_for_function(
+        f"() => !({_DOCKED})('kr_h').docked && !({_DOCKED})('kr_xq').docked", timeout=10_000
+    )
+    assert not page.evaluate(_DOCKED, "kr_h")["bar"]
+    assert page.evaluate(_DOCKED, "kr_h")["position"] == "static"
+    assert_no_exception(page)
