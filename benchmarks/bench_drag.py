@@ -16,7 +16,10 @@ hand), then released. Measured in the page:
 - release -> settled: from the ``pointerup`` to the latest of: the script's run finishing, every
   chart of the slider that Python redrew showing its new figure (Streamlit draws a changed figure
   into a new chart element; an unchanged one keeps its element and is not waited for), and for a
-  live slider its last overlay gone; each stamped on the animation frame that paints it;
+  live slider its last overlay over the window gone; each stamped on the animation frame that
+  paints it. A live slider's chart far from the window (more than half a window's height away)
+  holds its new figure back under its overlay, which shows that figure, until it comes near
+  (``static/chart/chart.js``): such charts are counted ("held back out of view"), not waited for;
 - Plotly drawings per redrawn chart (its ``plotly_afterplot`` events): Streamlit 1.67 draws a
   changed figure into a new chart element, then draws it again once the element's theme effect has
   run (a new copy of the figure), so each redrawn chart costs two full Plotly drawings.
@@ -78,6 +81,11 @@ _OBSERVE = """(charts) => {
     rec.states.push([performance.now(), app.getAttribute('data-test-script-state')]));
   rec.state.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
   const gd = (k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  const inView = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.bottom > 0 && r.top < innerHeight;
+  };
+  rec.inView = inView;
   rec.before = charts.map(gd);
   // a kept chart (ui/house_chart.py) draws into the same element and counts its drawings (data-rev)
   const rev = (g) => g?.dataset.rev;
@@ -103,7 +111,10 @@ _OBSERVE = """(charts) => {
       if (redrawn(g, i) && g._fullLayout && g.querySelector('.main-svg'))
         stamp(k, (t) => { rec.drawn[k] = t; });
     });
-    if (!document.querySelector('canvas.live-overlay')) stamp('overlays', (t) => { rec.overlaysGone = t; });
+    // a chart far from the window keeps its overlay (the right picture) until it comes near it
+    // (static/chart/chart.js): settled once no overlay is left over the window
+    if (![...document.querySelectorAll('canvas.live-overlay')].some(inView))
+      stamp('overlays', (t) => { rec.overlaysGone = t; });
   };
   const inChart = (ms) => ms.some((m) => m.target.closest?.('.js-plotly-plot'));
   const held = () => rec.down !== null && rec.up === null;
@@ -119,11 +130,19 @@ _OBSERVE = """(charts) => {
   window.__drag = rec;
 }"""
 
-#: The charts whose element was replaced since the drag began (their figure changed).
+#: The charts whose element was replaced or redrawn since the drag began (their figure changed), or
+#: that are drawing one in the window now (a chart far from it holds its new figure back).
 _REPLACED = """(charts) => charts.filter((k, i) => {
   const g = document.querySelector('.st-key-' + k + ' .js-plotly-plot');
-  return g !== window.__drag.before[i] || g?.dataset.rev !== window.__drag.revs[i];
+  return g !== window.__drag.before[i] || g?.dataset.rev !== window.__drag.revs[i]
+    || (g?.dataset.pending && window.__drag.inView(g));
 })"""
+
+#: The charts holding a new figure back (far from the window, under their overlay).
+_HELD = """(charts) => charts.filter((k) => {
+  const g = document.querySelector('.st-key-' + k + ' .js-plotly-plot');
+  return g?.dataset.pending && !window.__drag.inView(g);
+}).length"""
 
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
 #: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
@@ -146,6 +165,7 @@ class Drag:
     drawn_ms: float | None = None  # release -> every redrawn chart showing its new figure
     overlays_ms: float | None = None  # release -> the live slider's last overlay gone
     redrawn: int = 0  # charts of the slider that Python redrew (a new chart element)
+    held: int = 0  # charts holding their new figure back, far from the window (drawn when near)
     draws: list[int] = field(default_factory=list)  # full Plotly drawings of each redrawn chart
     views: int = 0  # chart overlays drawn over every frame (0: the drag drew nothing over a chart)
 
@@ -175,8 +195,15 @@ def drag_once(
     # once a second: after the release, the live page (opened first, so behind) painted its new chart
     # and took its animation-frame stamps ~0.9 s late, which read as a slow live path (issue 25).
     page.bring_to_front()
-    handle, box = _track(page, key, live)
-    handle.scroll_into_view_if_needed()
+    # the slider's place mid-window, both paths alike (a live slider whose place has scrolled away is
+    # kept at the window's bottom: the dock, static/live/live.js; the answers scroll the page down)
+    place = f".st-key-live_{key}" if live else f".st-key-{key}"
+    page.evaluate(f"() => document.querySelector('{place}').scrollIntoView({{block: 'center'}})")
+    if live:
+        page.wait_for_function(
+            f"() => !document.querySelector('.attn-live.st-key-{key}').classList.contains('docked')",
+            timeout=TIMEOUT_MS,
+        )
     handle, box = _track(page, key, live)
     inset = 8 if live else 0  # the native thumb's centre stays half a thumb inside the track
     x = lambda f: box["x"] + inset + (box["width"] - 2 * inset) * f  # noqa: E731
@@ -224,6 +251,7 @@ def drag_once(
     )
     drawn = [marks["drawn"][k] for k in replaced]
     result.redrawn = len(replaced)
+    result.held = page.evaluate(_HELD, list(charts))
     result.draws = [marks["draws"].get(k, 0) for k in replaced]
     result.drawn_ms = max(drawn) - rec["up"] if drawn else None
     end_ms = max([rec["end"], *drawn])
@@ -313,6 +341,7 @@ def _summary(drags: list[Drag]) -> dict[str, Any]:
         "overlays_p50_ms": _stat([d.overlays_ms for d in drags if d.overlays_ms is not None], 50),
         "settled_all_ms": settled,
         "redrawn": [d.redrawn for d in drags],
+        "held": [d.held for d in drags],
         "draws_per_chart": [d.draws for d in drags],
         "views": [d.views for d in drags],
     }
@@ -330,6 +359,7 @@ def _line(drags: list[Drag], live: bool) -> str:
         f"{moving}, runs while held {m['runs_during']}, after {m['runs_after']}, release->settled"
         f" p50 {m['settled_p50_ms']:.0f} ms (run starts {m['start_p50_ms']:.0f} ms,"
         f" runs {m['run_p50_ms']:.0f} ms, charts redrawn {m['redrawn']} p50 {m['drawn_p50_ms']:.0f} ms,"
+        f" held back out of view {m['held']},"
         f" Plotly drawings per redrawn chart {m['draws_per_chart']}"
         + (
             f", overlays gone p50 {m['overlays_p50_ms']:.0f} ms, chart overlays drawn {m['views']})"

@@ -8,8 +8,24 @@
 // div's data-rev counts it (static/live/live.js hands its overlay over on that change; the drag
 // benchmark waits for it). Width: the element's, followed on resize; height: the figure's, or the
 // element's own while presentation mode sets one (assets/present.js).
+//
+// A new figure for a chart that a live slider's overlay covers (static/live/live.js marks its graph
+// div data-overlaid) and that is far from the window waits until the chart comes near it: the
+// overlay already shows that figure, and the charts in view are drawn first (a release redraws the
+// fit, the weight row and the map one after the other: ~60-110 ms each on the test machine).
+// data-pending stays set meanwhile, so the overlay stays. Every other drawing is done at once.
 
 const LOADED = {};
+
+// while the page is printed, every figure held back is drawn (Chart.held)
+let printing = false;
+window.addEventListener("beforeprint", () => {
+  printing = true;
+  for (const el of document.querySelectorAll(".attn-chart")) el.__chart?.release();
+});
+window.addEventListener("afterprint", () => {
+  printing = false;
+});
 
 /** The served plotly.js (ui/house_chart.py), loaded once per page and kept to itself: its script
  * sets window.Plotly, which Streamlit's own chunk (another version) may also set; each chart keeps
@@ -62,6 +78,30 @@ class Chart {
     this.styled.observe(this.el, { attributes: true, attributeFilter: ["style"] });
     // fired at the element entering or leaving full screen (nothing held once the element goes)
     this.el.addEventListener("fullscreenchange", () => this.fit());
+    // near the window: within half a window's height of it
+    this.near = true;
+    this.seen = new IntersectionObserver(
+      (entries) => {
+        this.near = entries[entries.length - 1].isIntersecting;
+        if (!this.near) return;
+        if (this.next) this.release();
+        // nothing to draw: a live overlay kept over the chart while it was far may go (live.js)
+        else this.gd.dispatchEvent(new Event("attn-chart-near"));
+      },
+      { rootMargin: "50% 0px" },
+    );
+    this.seen.observe(this.el);
+    this.el.__chart = this; // printing draws every figure held back (below)
+  }
+
+  /** Whether the figure waiting should wait: drawn before, covered by a live overlay, far away. */
+  held() {
+    return !printing && !this.near && !!this.gd._fullLayout && !!this.gd.dataset.overlaid;
+  }
+
+  /** Draw a figure held back (it came near the window, or the page is printed). */
+  release() {
+    if (this.next && !this.busy) this.drain();
   }
 
   /** The size to draw at: the element's width; the element's height if set, else the figure's. */
@@ -86,7 +126,7 @@ class Chart {
   async drain() {
     this.busy = true;
     try {
-      while (this.next) {
+      while (this.next && !this.held()) {
         const { head, text } = this.next;
         this.next = null;
         const Plotly = (this.Plotly ??= await loadPlotly(head.plotly));
@@ -120,7 +160,7 @@ class Chart {
       this.drawn = null; // the next data tries again
     } finally {
       this.busy = false;
-      delete this.gd.dataset.pending;
+      if (!this.next) delete this.gd.dataset.pending; // a figure held back keeps it
     }
     this.fit(); // a size change while it drew
   }

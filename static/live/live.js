@@ -568,6 +568,18 @@ const drags = {
       const left = overlays.size;
       for (const [key, o] of [...overlays.entries()]) {
         if (o.gd.isConnected && o.gd.dataset.pending) continue; // a kept chart still drawing: its takeover
+        // far from the window (static/chart/chart.js), a chart may still be given its new figure
+        // (the page can take a large one late) and would hold it back: the overlay stays, unseen,
+        // until the chart comes near, then goes if nothing is left to draw (else: its takeover)
+        if (o.gd.isConnected && o.gd.parentElement?.__chart?.near === false) {
+          o.gd.addEventListener("attn-chart-near", () => {
+            if (o.gd.dataset.pending || overlays.get(key) !== o) return;
+            o.restore();
+            overlays.delete(key);
+            settled();
+          }, { once: true });
+          continue;
+        }
         o.restore();
         overlays.delete(key);
       }
@@ -653,6 +665,9 @@ class Overlay {
       box.style.position = "relative";
     }
     box.appendChild(this.canvas);
+    // the chart under an overlay may wait until it is near the window to draw a new figure: the
+    // overlay shows that figure meanwhile (static/chart/chart.js)
+    gd.dataset.overlaid = "1";
     this.ctx = this.canvas.getContext("2d");
     this.size(boxRect, gdRect);
   }
@@ -717,6 +732,7 @@ class Overlay {
     for (const c of this.clones) c.remove();
     this.clones = [];
     this.canvas.remove();
+    delete this.gd.dataset.overlaid;
     for (const m of this.maps.values()) m.wrap.remove();
     this.maps.clear();
     if (this.boxPosition !== undefined) this.box.style.position = this.boxPosition;

@@ -46,6 +46,8 @@ def test_page_loads_and_the_bandwidth_changes_the_fit(page):
     assert "h = 0.3)" in fit_title(page)
     before = fit_path(page)
     thumb = page.get_by_role("slider", name="Bandwidth h (log scale)")  # a live slider (ui.live_slider)
+    # the fit in view: a live slider's chart far from the window draws its figure when it comes near
+    page.locator(CHARTS).first.scroll_into_view_if_needed()
     thumb.focus()
     thumb.press("End")  # the largest bandwidth: 3
     wait_for_app(page)

@@ -98,6 +98,40 @@ _BAR_LABELS = """(key) => [...document.querySelectorAll('.st-key-' + key + ' g.c
 
 _TITLE = """(key) => document.querySelector('.st-key-' + key + ' .gtitle')?.textContent ?? null"""
 
+#: A chart holding its new figure back (``static/chart/chart.js``: far from the window, under a live
+#: overlay): whether it waits to draw (``data-pending``), has its overlay, and its drawing count;
+#: null once it is drawn and its overlay gone.
+_HELD = """(key) => {
+  const box = document.querySelector('.st-key-' + key);
+  const gd = box.querySelector('.js-plotly-plot');
+  const overlay = !!box.querySelector('canvas.live-overlay');
+  if (!gd.dataset.pending && !overlay) return null;
+  return {pending: !!gd.dataset.pending, overlay, rev: gd.dataset.rev};
+}"""
+
+#: The keys of the charts that still have a live overlay.
+_OVERLAID = """() => [...new Set([...document.querySelectorAll('canvas.live-overlay')]
+  .map((c) => c.parentElement.className.match(/st-key-(\\S+)/)?.[1]).filter(Boolean))]"""
+
+
+def to_place(page, key: str) -> None:
+    """Scroll the live slider ``key``'s place to the middle of the window and wait until the slider
+    is in it (not kept at the window's bottom: the dock)."""
+    page.evaluate(f"() => document.querySelector('.st-key-live_{key}').scrollIntoView({{block: 'center'}})")
+    page.wait_for_function(
+        f"() => !document.querySelector('.attn-live.st-key-{key}').classList.contains('docked')",
+        timeout=10_000,
+    )
+
+
+def draw_held(page) -> None:
+    """Bring every chart that still has a live overlay into view, one after the other, and wait until
+    it has drawn its new figure and its overlay has gone."""
+    for key in page.evaluate(_OVERLAID):
+        page.evaluate(f"() => document.querySelector('.st-key-{key}').scrollIntoView({{block: 'center'}})")
+        page.wait_for_function(f"() => ({_HELD})('{key}') === null", timeout=RUN_TIMEOUT_MS)
+
+
 #: The English catalogue: a slider's accessible name is its label.
 _EN = load_catalogue("en")
 
@@ -139,7 +173,7 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
 ):
     page.open(path, lang="en", folded=True, **params)
     slider = _slider(page, name)
-    slider.scroll_into_view_if_needed()
+    to_place(page, key)  # the slider in its place mid-window (the answers scrolled the page down)
     page.locator(f".st-key-{chart} .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page)
     python_title = page.evaluate(_TITLE, chart)
@@ -177,17 +211,19 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
     value = page.evaluate("(key) => window.__liveStats.frames.filter((f) => f.key === key).at(-1).value", key)
     page.mouse.up()
     wait_for_app(page)
-    page.wait_for_function(
-        "(key) => !document.querySelector('.st-key-' + key + ' canvas.live-overlay')",
-        arg=chart,
-        timeout=RUN_TIMEOUT_MS,
-    )
     assert page.evaluate("() => window.__runs") == 1  # one run, on release
+    expected = str(int(value)) if float(value).is_integer() else str(value)
+    assert f"{key}={expected}" in page.url
+    if key == "kr_h":  # the map, ~2,700 px below the window, holds its new figure under its overlay
+        map_rev = page.evaluate(_KEEP, "kr_fig_matrix")
+        page.wait_for_function(f"() => ({_HELD})('kr_fig_fit') === null", timeout=RUN_TIMEOUT_MS)
+        page.wait_for_function(f"() => ({_HELD})('kr_fig_matrix')?.pending", timeout=RUN_TIMEOUT_MS)
+        page.wait_for_timeout(500)  # and it stays so
+        assert page.evaluate(_HELD, "kr_fig_matrix") == {"pending": True, "overlay": True, "rev": map_rev}
+    draw_held(page)  # brought near the window, each chart draws its figure and its overlay goes
     page.wait_for_function(  # no overlay left anywhere on the page (the map layers included)
         "() => !document.querySelector('canvas.live-overlay, .live-map')", timeout=RUN_TIMEOUT_MS
     )
-    expected = str(int(value)) if float(value).is_integer() else str(value)
-    assert f"{key}={expected}" in page.url
     kept, rev_after = page.evaluate(_KEPT, chart)
     assert kept, "the chart element was replaced: a kept chart draws the new figure into itself"
     assert int(rev_after) == int(rev_before) + 1, (rev_before, rev_after)  # drawn once, by Plotly.react
@@ -215,6 +251,7 @@ def test_the_keyboard_moves_a_live_slider_one_step_and_commits(page):
     page.open("kernel-regression", lang="en", folded=True)
     slider = _slider(page, _EN["kr.bandwidth"])
     wait_for_app(page)
+    to_place(page, "kr_h")  # the fit in view (a chart far from the window draws when it comes near)
     page.evaluate(_COUNT_RUNS)
     slider.focus()
     slider.press("ArrowRight")
@@ -341,14 +378,19 @@ def test_a_slider_whose_place_scrolled_away_is_kept_in_view_and_moves_the_map(pa
     assert page.evaluate("() => window.__runs") == 0
     assert page.evaluate(_DOCKED, "kr_h")["docked"]  # not moved while held
     value = page.evaluate("() => window.__liveStats.frames.filter((f) => f.key === 'kr_h').at(-1).value")
+    map_rev = page.evaluate(_KEEP, "kr_fig_matrix")
     page.mouse.up()
     wait_for_app(page)
     assert page.evaluate("() => window.__runs") == 1
     expected = str(int(value)) if float(value).is_integer() else str(value)
     assert f"kr_h={expected}" in page.url
+    # the map in view draws its new figure; the fit, far above, holds its own under its overlay
     page.wait_for_function(
-        "() => !document.querySelector('canvas.live-overlay, .live-map')", timeout=RUN_TIMEOUT_MS
+        "() => !document.querySelector('.st-key-kr_fig_matrix .live-map')", timeout=RUN_TIMEOUT_MS
     )
+    page.wait_for_function(f"() => ({_HELD})('kr_fig_matrix') === null", timeout=RUN_TIMEOUT_MS)
+    assert page.evaluate(_KEPT, "kr_fig_matrix") == [True, str(int(map_rev) + 1)]
+    assert page.evaluate(_HELD, "kr_fig_fit")["overlay"]
     assert page.evaluate(_DOCKED, "kr_h")["docked"]  # still down here: still kept in view
     page.evaluate("() => document.querySelector('[data-testid=stMain] h1').scrollIntoView()")
     page.wait_for_function(
