@@ -48,6 +48,7 @@ import streamlit as st
 
 from ui.i18n import t
 from ui.plotly_spec import Marks
+from ui.static_module import loader
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_DIR = ROOT / "static"
@@ -58,14 +59,11 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 THEME_FILE = ROOT / "assets" / "streamlit_plotly_theme.json"
 COMPONENT_NAME = "attention_lesson.house_chart"
 
-_LOADER = """export default async function (component) {
-  const data = component.data;
+_LOADER = loader("""  const data = component.data;
   const at = data.indexOf("\\n");
   const head = JSON.parse(data.slice(0, at));
-  const chart = await import(new URL(head.module, window.location.href).href);
-  return chart.mount(component, head, data.slice(at + 1));
-}
-"""
+  const chart = await load(head.module);
+  return chart.mount(component, head, data.slice(at + 1));""")
 
 
 @cache

@@ -30,7 +30,8 @@ AppTest cannot run JavaScript: a test sets the committed value the way the compo
 
 The JavaScript is served by Streamlit's static file serving (``server.enableStaticServing`` in
 ``.streamlit/config.toml``, files under ``static/``) with a content hash in its URL; the component's
-inline ``js=`` is a three-line loader, so a rerun does not resend the code.
+inline ``js=`` is a short loader (``ui.static_module``: one import per page, retried after a failed
+fetch), so a rerun does not resend the code.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import streamlit as st
 from ui import classroom, controls
 from ui.handout import record_control
 from ui.i18n import t
+from ui.static_module import loader
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The component's JavaScript, served at ``/app/static/live/`` (Streamlit's static serving).
@@ -58,12 +60,9 @@ COMPONENT_NAME = "attention_lesson.live_slider"
 LIVE_FLAG = "live"
 
 #: The inline module of the component: it loads the real code from the static URL in ``data``.
-_LOADER = """export default async function (component) {
-  const data = JSON.parse(component.data);
-  const live = await import(new URL(data.module, window.location.href).href);
-  return live.mount(component, data);
-}
-"""
+_LOADER = loader("""  const data = JSON.parse(component.data);
+  const live = await load(data.module);
+  return live.mount(component, data);""")
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,31 @@ window.addEventListener("afterprint", () => {
 
 /** The served plotly.js (ui/house_chart.py), loaded once per page and kept to itself: its script
  * sets window.Plotly, which Streamlit's own chunk (another version) may also set; each chart keeps
- * the one that drew it. */
+ * the one that drew it. A failed fetch is asked again (`?retry=<n>`) after 0.25, 0.5, 1 and 2 s, as
+ * ui/static_module.py does for this module: one dropped request must not leave the charts blank. */
 function loadPlotly(url) {
-  LOADED[url] ??= new Promise((resolve, reject) => {
+  LOADED[url] ??= (async () => {
+    for (let n = 0, wait = 250; ; n += 1, wait *= 2) {
+      try {
+        return await loadScript(n ? `${url}${url.includes("?") ? "&" : "?"}retry=${n}` : url);
+      } catch (err) {
+        if (wait > 2000) {
+          delete LOADED[url]; // the next figure tries again
+          throw err;
+        }
+        console.warn(`plotly.js did not load (try ${n + 1}); asking again`, err);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  })();
+  return LOADED[url];
+}
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
     const before = window.Plotly;
     const script = document.createElement("script");
-    script.src = url;
+    script.src = src;
     script.async = true;
     script.onload = () => {
       const mine = window.Plotly;
@@ -42,12 +61,11 @@ function loadPlotly(url) {
       resolve(mine);
     };
     script.onerror = () => {
-      delete LOADED[url];
-      reject(new Error(`plotly.js did not load from ${url}`));
+      script.remove();
+      reject(new Error(`plotly.js did not load from ${src}`));
     };
     document.head.appendChild(script);
   });
-  return LOADED[url];
 }
 
 // the expand icon of Streamlit's own chart toolbar (Material "fullscreen"), as a Plotly modebar icon

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from benchmarks.load.server import serve_streamlit
 from tests.app.conftest import fold_keys
@@ -126,7 +127,23 @@ def show_answers(pg) -> None:
         wait_for_app(pg)
 
 
+#: What Streamlit shows for a Python exception, and for an element that failed in the browser (a
+#: v2 component whose module did not load or threw: its error box with the JavaScript stack).
+EXCEPTION_BOXES = (
+    '[data-testid="stException"], [data-testid="stAlertContainer"]:has([data-testid="stErrorElementStack"])'
+)
+
+
 def assert_no_exception(pg) -> None:
-    """No Streamlit exception box anywhere on the page."""
-    boxes = pg.locator('[data-testid="stException"]')
+    """No Streamlit exception box anywhere on the page, nor an element's error box."""
+    boxes = pg.locator(EXCEPTION_BOXES)
     assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def wait_for_chart(pg, timeout_ms: int = 60_000) -> None:
+    """Wait until a chart is visible; if none comes, fail with the error box shown instead, if any."""
+    try:
+        pg.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        assert_no_exception(pg)
+        raise

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception, wait_for_app
+from tests.e2e.conftest import assert_no_exception, wait_for_app, wait_for_chart
 from ui.i18n import load_catalogue
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +42,7 @@ def test_presentation_mode_on_a_projector(browser, app_url, lang):
     context, page = _open(browser, app_url, f"scaled-dot-product?lang={lang}&present=1&slide=2", 1280, 720)
     try:
         assert_no_exception(page)
-        page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=60_000)
+        wait_for_chart(page)
         m = page.evaluate(MEASURE)
         assert m["scroll"] <= m["window"]  # no horizontal scroll
         assert m["main"] <= m["mainClient"] + 1
@@ -299,7 +299,7 @@ def test_pages_fit_a_phone(browser, app_url, path, lang):
     context, page = _open(browser, app_url, f"{path}?lang={lang}", 390, 844)
     try:
         assert_no_exception(page)
-        page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=60_000)
+        wait_for_chart(page)
         m = page.evaluate(MEASURE)
         assert m["scroll"] <= m["window"]  # the page never scrolls sideways
         assert m["main"] <= m["mainClient"] + 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from lessons import LESSONS
-from tests.e2e.conftest import assert_no_exception, wait_for_app
+from tests.e2e.conftest import assert_no_exception, wait_for_app, wait_for_chart
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ _GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd =
 def test_no_chart_grows_a_margin(page, path, lang):
     page.open(path, lang=lang)
     assert_no_exception(page)
-    page.wait_for_selector('[data-testid="stPlotlyChart"]', timeout=60_000)
+    wait_for_chart(page)
     wait_for_app(page)
     shown = page.locator('[data-testid="stPlotlyChart"]').count()
     page.wait_for_function(  # Plotly's code loads on demand: every chart drawn, with its layout
