@@ -6,7 +6,10 @@
 (``ui.live_slider``) the page is opened on its default view with its questions answered ("Show
 me": kernels -> attention draws its three figures only then) and the slider is dragged ``--drags``
 times (default 3, back and forth) with ``--moves`` mouse moves (default 60, one every 16 ms: a
-hand), then released. Measured in the page:
+hand), then released. A live slider is dragged where a learner watches it: its first chart (the
+fit, the attention pipeline, ...) mid-window, the slider in its place or, where that place has
+scrolled above the window, at the window's bottom (the dock); a release-only slider in its place,
+mid-window. Measured in the page:
 
 - frames drawn during the drag (``window.__liveStats``, static/live/live.js) and the time from a
   move to its frame: from the range input's ``input`` event to the end of the drawing in the
@@ -144,6 +147,14 @@ _HELD = """(charts) => charts.filter((k) => {
   return g?.dataset.pending && !window.__drag.inView(g);
 }).length"""
 
+#: The live slider ``key`` is docked exactly when its place is above the window (the dock is moved by
+#: an IntersectionObserver, a moment after a scroll).
+_DOCK_SETTLED = """(key) => {
+  const place = document.querySelector('.st-key-live_' + key);
+  const box = document.querySelector('.attn-live.st-key-' + key);
+  return box.classList.contains('docked') === (place.getBoundingClientRect().bottom <= 1);
+}"""
+
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
 #: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
 _SETTLED = """(quiet) => {
@@ -195,15 +206,16 @@ def drag_once(
     # once a second: after the release, the live page (opened first, so behind) painted its new chart
     # and took its animation-frame stamps ~0.9 s late, which read as a slow live path (issue 25).
     page.bring_to_front()
-    # the slider's place mid-window, both paths alike (a live slider whose place has scrolled away is
-    # kept at the window's bottom: the dock, static/live/live.js; the answers scroll the page down)
-    place = f".st-key-live_{key}" if live else f".st-key-{key}"
-    page.evaluate(f"() => document.querySelector('{place}').scrollIntoView({{block: 'center'}})")
     if live:
-        page.wait_for_function(
-            f"() => !document.querySelector('.attn-live.st-key-{key}').classList.contains('docked')",
-            timeout=TIMEOUT_MS,
-        )
+        # where a learner watches a live slider: its first chart mid-window (the fit, the attention
+        # pipeline, ...). The slider is then in its place or, where that place has scrolled above
+        # the window, at the window's bottom (the dock, static/live/live.js), and is dragged there.
+        watched = f".st-key-{charts[0]}"
+        page.evaluate(f"() => document.querySelector('{watched}').scrollIntoView({{block: 'center'}})")
+        page.wait_for_function(_DOCK_SETTLED, arg=key, timeout=TIMEOUT_MS)
+    else:
+        # a release-only slider is dragged in its place, mid-window (its charts all redraw anyway)
+        page.evaluate(f"() => document.querySelector('.st-key-{key}').scrollIntoView({{block: 'center'}})")
     handle, box = _track(page, key, live)
     inset = 8 if live else 0  # the native thumb's centre stays half a thumb inside the track
     x = lambda f: box["x"] + inset + (box["width"] - 2 * inset) * f  # noqa: E731
