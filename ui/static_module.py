@@ -2,17 +2,18 @@
 
 A component's ``js=`` text travels with its element on every rerun, so the live sliders
 (``ui.live_slider``) and the kept charts (``ui.house_chart``) send a few lines that import the real
-module from ``/app/static/...``. That import is where one dropped request used to cost the whole page:
-a browser keeps a *failed* module import for the page's life (every later ``import()`` of that URL
-fails at once, without asking the server again), so one connection reset while ``chart.js`` was
-fetched left every chart of the page blank, each with a component error, until the page was
-reloaded (seen once in CI: a phone view with no chart for 60 s). :func:`loader` imports the module
-once per page, shared by every element of the component, and after a failed fetch asks again for
-a new URL (``&retry=<n>``: the same file, a fresh module-map entry), waiting 0.25, 0.5, 1 and 2 s
-between the five tries. Only then does the component show its error; the next rerun tries again.
+module from ``/app/static/...``. That import is where one dropped request used to cost the whole page: a
+browser keeps a *failed* module import for the page's life (every later ``import()`` of that URL fails
+at once, without asking the server again), so one connection reset while ``chart.js`` was fetched left
+every chart of the page blank, each with a component error, until the page was reloaded (the symptom of
+a CI failure: a phone view with no chart element for 60 s). :func:`loader` imports the module once per
+page, shared by every element of the component, and after a failed fetch asks again for a new URL
+(``&retry=<n>``: the same file, a fresh module-map entry), waiting 0.25, 0.5, 1 and 2 s between the five
+tries. Only then does the element show its error (Streamlit keeps an element's error until it is mounted
+again); an element mounted later starts a new import.
 
-``static/live/live.js`` imports ``math.js`` with its own URL's query, so a retried ``live.js``
-fetches a fresh ``math.js`` too; ``static/chart/chart.js`` retries plotly.js the same way.
+``static/live/live.js`` imports ``math.js`` with its own URL's query, so a retried ``live.js`` fetches a
+fresh ``math.js`` too; ``static/chart/chart.js`` retries plotly.js the same way.
 ``tests/e2e/test_static_retry.py`` drops the first fetch of each file and checks the page still draws.
 """
 
@@ -36,7 +37,7 @@ function load(url) {
           return await import(href.href);
         } catch (err) {
           if (wait > 2000) {
-            modules.delete(url); // the next mount (a rerun) tries again
+            modules.delete(url); // an element mounted later tries again
             throw err;
           }
           console.warn(`${href.pathname} did not load (try ${n + 1}); asking again`, err);

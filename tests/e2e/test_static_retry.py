@@ -1,11 +1,11 @@
 """One dropped request for a served script does not leave the page blank (``ui.static_module``).
 
-The kept charts' ``chart.js``, the live sliders' ``live.js`` and ``math.js``, and plotly.js are
-fetched from ``/app/static``. A browser keeps a failed module import for the page's life, so before
-the retry one connection reset on ``chart.js`` left every chart of the page missing, each with a
-component error (seen once in CI). Here the first fetch of each file is reset; the page must still
-draw every chart and every live slider, with no error box, and each file must have been asked for
-again.
+The kept charts' ``chart.js``, the live sliders' ``live.js`` and ``math.js``, and plotly.js are fetched
+from ``/app/static``. A browser keeps a failed module import for the page's life, so before the retry
+one connection reset on ``chart.js`` left every chart of the page missing, each with a component error
+(the symptom of a CI failure: a phone view with no chart element). Here the first fetch of each file is
+reset; the page must still draw every chart and every live slider, with no error box, and each file must
+have been asked for again.
 """
 
 from __future__ import annotations
