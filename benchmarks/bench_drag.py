@@ -94,13 +94,24 @@ _OBSERVE = """(charts) => {
   const rev = (g) => g?.dataset.rev;
   rec.revs = rec.before.map(rev);
   const redrawn = (g, i) => g && (g !== rec.before[i] || rev(g) !== rec.revs[i]);
-  const stamping = new Set();
-  const stamp = (what, set) => {
-    if (stamping.has(what)) return;
-    stamping.add(what);
-    requestAnimationFrame(() => set(performance.now()));
-  };
   const hooked = new WeakSet();
+  // Looked at once per animation frame, in the frame (where the browser lays the page out anyway):
+  // a check on every DOM mutation forced a layout each time (inView's getBoundingClientRect), some
+  // 70 ms per release of the live path on the test machine, counted against it.
+  let looking = false;
+  const look = () => {
+    looking = false;
+    const now = performance.now();
+    charts.forEach((k, i) => {
+      const g = gd(k);
+      if (rec.drawn[k] === undefined && redrawn(g, i) && g._fullLayout && g.querySelector('.main-svg'))
+        rec.drawn[k] = now;
+    });
+    // a chart far from the window keeps its overlay (the right picture) until it comes near it
+    // (static/chart/chart.js): settled once no overlay is left over the window
+    if (rec.overlaysGone === null && ![...document.querySelectorAll('canvas.live-overlay')].some(inView))
+      rec.overlaysGone = now;
+  };
   const after = () => {
     charts.forEach((k, i) => {
       const g = gd(k);
@@ -111,13 +122,11 @@ _OBSERVE = """(charts) => {
         rec.draws[k] = rec.draws[k] ?? 0;
         g.on('plotly_afterplot', () => { rec.draws[k] += 1; });
       }
-      if (redrawn(g, i) && g._fullLayout && g.querySelector('.main-svg'))
-        stamp(k, (t) => { rec.drawn[k] = t; });
     });
-    // a chart far from the window keeps its overlay (the right picture) until it comes near it
-    // (static/chart/chart.js): settled once no overlay is left over the window
-    if (![...document.querySelectorAll('canvas.live-overlay')].some(inView))
-      stamp('overlays', (t) => { rec.overlaysGone = t; });
+    if (!looking) {
+      looking = true;
+      requestAnimationFrame(look);
+    }
   };
   const inChart = (ms) => ms.some((m) => m.target.closest?.('.js-plotly-plot'));
   const held = () => rec.down !== null && rec.up === null;

@@ -9,13 +9,21 @@
 // benchmark waits for it). Width: the element's, followed on resize; height: the figure's, or the
 // element's own while presentation mode sets one (assets/present.js).
 //
-// A new figure for a chart that a live slider's overlay covers (static/live/live.js marks its graph
-// div data-overlaid) and that is far from the window waits until the chart comes near it: the
-// overlay already shows that figure, and the charts in view are drawn first (a release redraws the
-// fit, the weight row and the map one after the other: ~60-110 ms each on the test machine).
-// data-pending stays set meanwhile, so the overlay stays. Every other drawing is done at once.
+// A new figure for a chart far from the window (more than half a window's height away) that was
+// drawn before waits, so that the charts in view are drawn first (a release of d_k redraws the
+// Q/K/V chart above the window and the pipeline in it: ~25-90 ms, then ~70-180 ms on the test
+// machine, each a long task of the main thread):
+// - under a live slider's overlay (static/live/live.js marks its graph div data-overlaid), until it
+//   comes near the window: the overlay already shows that figure;
+// - otherwise until it comes near, or the page is idle with no chart near the window drawing or
+//   waiting to and no live slider held (requestIdleCallback; 5 s at most: never held for good).
+// data-pending stays set meanwhile (an overlay stays while it is). A first drawing is done at once.
 
 const LOADED = {};
+
+/** Every kept chart of the page (a far chart waits for those near the window). */
+const CHARTS = new Set();
+const idle = window.requestIdleCallback ?? ((run) => setTimeout(run, 100));
 
 // while the page is printed, every figure held back is drawn (Chart.held)
 let printing = false;
@@ -110,11 +118,43 @@ class Chart {
     );
     this.seen.observe(this.el);
     this.el.__chart = this; // printing draws every figure held back (below)
+    this.idleOk = false; // a far chart without an overlay may draw (the page was idle)
+    this.idleAsked = false;
+    CHARTS.add(this);
   }
 
-  /** Whether the figure waiting should wait: drawn before, covered by a live overlay, far away. */
+  /** Whether the figure waiting should wait: drawn before and far away, and covered by a live
+   * overlay or not yet given an idle moment (see the top of this file). */
   held() {
-    return !printing && !this.near && !!this.gd._fullLayout && !!this.gd.dataset.overlaid;
+    if (printing || this.near || !this.gd._fullLayout) return false;
+    return !!this.gd.dataset.overlaid || !this.idleOk;
+  }
+
+  /** Whether this chart is drawing, or has a figure to draw, near the window. */
+  drawingNear() {
+    return this.near && (this.busy || !!this.next);
+  }
+
+  /** Draw the figure waiting once the page is idle, no chart near the window is drawing and no live
+   * slider is held (its frames come first); 5 s at most. */
+  whenIdle() {
+    if (this.idleAsked) return;
+    this.idleAsked = true;
+    const until = performance.now() + 5000;
+    const busy = () =>
+      [...CHARTS].some((c) => c.drawingNear()) || !!document.querySelector(".attn-live input:active");
+    const attempt = () =>
+      idle(
+        () => {
+          for (const c of CHARTS) if (!c.el.isConnected) CHARTS.delete(c); // a page left
+          if (performance.now() < until && busy()) return attempt();
+          this.idleAsked = false;
+          this.idleOk = true;
+          this.release();
+        },
+        { timeout: 2000 },
+      );
+    attempt();
   }
 
   /** Draw a figure held back (it came near the window, or the page is printed). */
@@ -138,6 +178,11 @@ class Chart {
     this.drawn = text;
     this.next = { head, text };
     this.gd.dataset.pending = "1"; // static/live/live.js keeps its overlay until this drawing is done
+    this.idleOk = false;
+    if (this.held()) {
+      if (!this.gd.dataset.overlaid) this.whenIdle();
+      return;
+    }
     if (!this.busy) this.drain();
   }
 
@@ -180,7 +225,9 @@ class Chart {
       this.busy = false;
       if (!this.next) delete this.gd.dataset.pending; // a figure held back keeps it
     }
-    this.fit(); // a size change while it drew
+    // a size change while it drew: looked at in the next frame, where the page is laid out anyway
+    // (read at once, the width forced a layout of the whole page after each drawing)
+    requestAnimationFrame(() => this.fit());
   }
 
   /** The figure's config, with a full-screen button as st.plotly_chart has (Streamlit's toolbar).

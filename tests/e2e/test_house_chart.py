@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.utils import PlotlyJSONEncoder
 
+from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
 from ui.house_chart import merged, theme
 
 #: Every chart of the page as drawn: {key: {kept, size, texts: [(text, font size, x, y, transform)]}}.
@@ -103,3 +104,54 @@ def test_theme_is_what_streamlit_applies(page):
     assert drawn["template"] == merged(house["layout"], theme())
     assert drawn["title"].startswith("<b>")
     assert drawn["title"].endswith("</b>")
+
+
+#: Per chart key: its drawing count (``data-rev``), whether it is near the window (``chart.js``),
+#: and the times of its last figure given and last drawn (``chart:show`` / ``chart:drawn`` marks).
+_DRAWINGS = """(keys) => Object.fromEntries(keys.map((k) => {
+  const el = document.querySelector('.st-key-' + k + ' .attn-chart');
+  const last = (what) => performance.getEntriesByName(`chart:${what}:chart_${k}`).at(-1)?.startTime ?? null;
+  return [k, {rev: Number(el.querySelector('.js-plotly-plot').dataset.rev), near: el.__chart.near,
+    show: last('show'), drawn: last('drawn')}];
+}))"""
+
+
+def test_a_far_chart_draws_after_the_charts_in_view(browser, app_url):
+    """d_k changes both the Q/K/V chart and the pipeline under it. With the pipeline in view and the
+    Q/K/V chart far above the window (not under a live overlay), the Q/K/V figure comes first but
+    waits: the pipeline is drawn first, then the Q/K/V chart once the page is idle, without being
+    scrolled to (``static/chart/chart.js``)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/scaled-dot-product?lang=en")
+        wait_for_app(page)
+        keys = ["sdp_fig_qkv", "sdp_fig_pipeline"]
+        # the pipeline at the window's top: the Q/K/V chart ends ~460 px above it, more than half a
+        # window (400 px) away; d_k's place is above the window, so its slider is docked in view
+        page.evaluate("() => document.querySelector('.st-key-sdp_fig_pipeline').scrollIntoView()")
+        page.wait_for_function(
+            "() => document.querySelector('.attn-live.st-key-sdp_dk').classList.contains('docked')"
+            " && document.querySelector('.st-key-sdp_fig_qkv .attn-chart').__chart.near === false",
+            timeout=RUN_TIMEOUT_MS,
+        )
+        before = page.evaluate(_DRAWINGS, keys)
+        slider = page.locator('.st-key-sdp_dk input[type="range"]')
+        slider.focus()
+        slider.press("ArrowRight")  # d_k 16 -> 32, committed
+        page.wait_for_function(
+            "([keys, before]) => { const now = (" + _DRAWINGS + ")(keys);"
+            " return keys.every((k) => now[k].rev > before[k].rev); }",
+            arg=[keys, before],
+            timeout=RUN_TIMEOUT_MS,
+        )
+        assert "sdp_dk=32" in page.url
+        now = page.evaluate(_DRAWINGS, keys)
+        qkv, pipeline = now["sdp_fig_qkv"], now["sdp_fig_pipeline"]
+        assert qkv["near"] is False, "the Q/K/V chart came near the window: the test saw nothing"
+        assert qkv["rev"] == before["sdp_fig_qkv"]["rev"] + 1, (before, now)  # drawn once, not scrolled to
+        assert qkv["show"] < pipeline["show"], now  # its figure came first ...
+        assert pipeline["drawn"] < qkv["drawn"], now  # ... and was drawn after the chart in view
+        assert_no_exception(page)
+    finally:
+        context.close()
