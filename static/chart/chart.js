@@ -179,11 +179,14 @@ class Chart {
     this.next = { head, text };
     this.gd.dataset.pending = "1"; // static/live/live.js keeps its overlay until this drawing is done
     this.idleOk = false;
-    if (this.held()) {
-      if (!this.gd.dataset.overlaid) this.whenIdle();
-      return;
-    }
+    if (this.held()) return this.hold();
     if (!this.busy) this.drain();
+  }
+
+  /** A figure held back: a far chart without a live overlay asks for an idle moment (one under an
+   * overlay waits until it comes near). */
+  hold() {
+    if (!this.gd.dataset.overlaid) this.whenIdle();
   }
 
   async drain() {
@@ -224,6 +227,9 @@ class Chart {
     } finally {
       this.busy = false;
       if (!this.next) delete this.gd.dataset.pending; // a figure held back keeps it
+      // a figure that came while this one was drawn, and the chart went far meanwhile (a page laid
+      // out again for a phone moves the charts): held back now, it asks for its idle moment too
+      else if (this.held()) this.hold();
     }
     // a size change while it drew: looked at in the next frame, where the page is laid out anyway
     // (read at once, the width forced a layout of the whole page after each drawing)

@@ -40,9 +40,10 @@ def test_no_chart_grows_a_margin(page, path, lang):
     wait_for_chart(page)
     wait_for_app(page)
     shown = page.locator('[data-testid="stPlotlyChart"]').count()
-    page.wait_for_function(  # Plotly's code loads on demand: every chart drawn, with its layout
+    page.wait_for_function(  # Plotly's code loads on demand: every chart drawn, with its latest figure
         f"""(() => {{ const gds = [...document.querySelectorAll('.js-plotly-plot')];
-            return gds.length >= {shown} && gds.every(gd => gd._fullLayout && gd._fullLayout._size); }})()""",
+            return gds.length >= {shown}
+              && gds.every(gd => gd._fullLayout && gd._fullLayout._size && !gd.dataset.pending); }})()""",
         timeout=60_000,
     )
     assert page.evaluate(_GROWN) == []

@@ -90,9 +90,12 @@ CLASHES = """(tickGap) => {
   return out;
 }"""
 
-#: Every chart drawn, with its final layout.
+#: Every chart drawn, with its final layout: its latest figure (a kept chart far from the window
+#: draws a newer figure, the phone layout's, once the page is idle: ``data-pending`` meanwhile,
+#: ``static/chart/chart.js``).
 DRAWN = """(n) => { const gds = [...document.querySelectorAll('.js-plotly-plot')];
-  return gds.length >= n && gds.every(gd => gd._fullLayout && gd._fullLayout._size); }"""
+  return gds.length >= n
+    && gds.every(gd => gd._fullLayout && gd._fullLayout._size && !gd.dataset.pending); }"""
 
 
 def _open_narrow(page, path: str, **params: str) -> None:
