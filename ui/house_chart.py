@@ -33,6 +33,7 @@ travels in the component's data (:func:`figure_of` reads it back for tests).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import threading
@@ -174,14 +175,29 @@ def data_text(fig: go.Figure, marks: Marks | None, config: dict[str, Any]) -> st
     return f'{head_text[:-1]},"marks":{_marks_json(marks)}}}\n{figure_json(fig)}'
 
 
+def figure_html(data: str) -> str:
+    """The chart's data as a hidden element of the page (``st.html``): what hands a changed figure
+    to the kept chart in the commit that brings it (``static/chart/chart.js``)."""
+    return f'<div class="attn-figure" hidden>{html.escape(data, quote=False)}</div>'
+
+
 def house_chart(fig: go.Figure, *, key: str, config: dict[str, Any], marks: Marks | None = None) -> Any:
     """Draw ``fig`` (with ``marks`` over it) as a kept chart element; returns its container.
 
     ``key`` names the container (``.st-key-<key>``), as ``st.plotly_chart(key=key)`` names its chart.
+
+    The data travels twice: in the component (its first drawing, and what AppTest reads) and in a
+    hidden ``st.html`` element above it (``assets/a11y.css`` gives it no room). A v2 component's
+    JavaScript runs in an effect after the page's paint, ~25-60 ms after the run's last message on
+    the test machine; ``st.html`` writes its text into the page during React's commit, where
+    ``st.plotly_chart`` draws too: chart.js watches that element and draws a changed figure there,
+    before the paint. The component's own call then finds the figure drawn.
     """
+    data = data_text(fig, marks, config)
     box = st.container(key=key)
     with box:
-        _component()(key=f"chart_{key}", data=data_text(fig, marks, config))
+        st.html(figure_html(data))
+        _component()(key=f"chart_{key}", data=data)
     return box
 
 

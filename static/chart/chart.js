@@ -18,6 +18,12 @@
 // - otherwise until it comes near, or the page is idle with no chart near the window drawing or
 //   waiting to and no live slider held (requestIdleCallback; 5 s at most: never held for good).
 // data-pending stays set meanwhile (an overlay stays while it is). A first drawing is done at once.
+//
+// A changed figure comes twice: first in a hidden copy of the data that React writes into the page
+// above the chart during the commit that brings the run's change (ui/house_chart.py; a
+// MutationObserver sees it before the page is painted, where st.plotly_chart draws), then in the
+// component's call, an effect after the paint (~25-60 ms later on the test machine), which finds
+// it drawn. The component's call alone still draws everything (a first figure, a page copy lost).
 
 const LOADED = {};
 
@@ -236,6 +242,35 @@ class Chart {
     requestAnimationFrame(() => this.fit());
   }
 
+  /** Watch the chart's data written into the page above it (ui/house_chart.py: a hidden st.html
+   * element in the same keyed container). React writes it during the commit that brings a new
+   * figure, where st.plotly_chart draws; the component's call comes in an effect after the page's
+   * paint. A changed figure is drawn from there, before the paint; the component's call then finds
+   * it drawn. Looked up again on every call: React may have made a new element. */
+  watch() {
+    const box = this.el.closest(".stElementContainer")?.parentElement;
+    const html = box?.querySelector(":scope > .stElementContainer > .stHtml:has(> .attn-figure)");
+    if (!html || html === this.written) return;
+    this.written = html;
+    this.writes ??= new MutationObserver(() => this.fromPage());
+    this.writes.disconnect();
+    this.writes.observe(html, { childList: true });
+  }
+
+  /** Show the figure written into the page (see watch). */
+  fromPage() {
+    const data = this.written?.querySelector(":scope > .attn-figure")?.textContent ?? "";
+    const at = data.indexOf("\n");
+    if (at < 0) return;
+    let head;
+    try {
+      head = JSON.parse(data.slice(0, at));
+    } catch (err) {
+      return console.error(`chart ${this.name}: the figure in the page is not JSON`, err);
+    }
+    this.show(head, `${JSON.stringify(head.marks)}\n${data.slice(at + 1)}`);
+  }
+
   /** The figure's config, with a full-screen button as st.plotly_chart has (Streamlit's toolbar).
    * Made once per config: Plotly.react compares it with the last one, and any difference (a new
    * click function) makes it draw the chart anew instead of updating it. */
@@ -270,4 +305,5 @@ export function mount(component, head, figureText) {
   const root = component.parentElement;
   root.__houseChart ??= new Chart(root);
   root.__houseChart.show(head, `${JSON.stringify(head.marks)}\n${figureText}`);
+  root.__houseChart.watch();
 }

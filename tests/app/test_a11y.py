@@ -28,14 +28,19 @@ class _ChartText(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[dict[str, str]] = []
+        self.inside = False  # within an attn-chart-text element (other elements' texts are not its)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "attn-chart-text" in (a.get("class") or "").split():
             self.found.append({**a, "text": ""})
+            self.inside = True
+
+    def handle_endtag(self, tag):
+        self.inside = self.inside and tag != "div"
 
     def handle_data(self, data):
-        if self.found:
+        if self.inside:
             self.found[-1]["text"] += data
 
 

@@ -155,3 +155,39 @@ def test_a_far_chart_draws_after_the_charts_in_view(browser, app_url):
         assert_no_exception(page)
     finally:
         context.close()
+
+
+#: Per chart key: the times of every ``chart:show`` and ``chart:drawn`` mark of its chart so far.
+_MARKS = """(k) => Object.fromEntries(['show', 'drawn'].map((what) =>
+  [what, performance.getEntriesByName(`chart:${what}:chart_${k}`).map((e) => e.startTime)]))"""
+
+
+def test_a_changed_figure_is_drawn_from_the_page_before_the_component_brings_it(page):
+    """A commit of x* changes the fit. Its kept chart is given the new figure twice: first from the
+    copy React writes into the page in its commit (``ui/house_chart.py``), where the chart draws it,
+    then by the component's own call after the page's paint, which finds it drawn: one drawing."""
+    page.open("kernel-regression", lang="en")
+    key = "kr_fig_fit"
+    page.evaluate("(k) => document.querySelector('.st-key-' + k).scrollIntoView()", key)
+    page.wait_for_function(
+        "(k) => document.querySelector('.st-key-' + k + ' .attn-chart').__chart.near", arg=key
+    )
+    rev = page.evaluate(_DRAWINGS, [key])[key]["rev"]
+    before = page.evaluate(_MARKS, key)
+    slider = page.locator('.st-key-kr_xq input[type="range"]')
+    slider.focus()
+    slider.press("ArrowRight")  # x* one step up, committed: one run
+    page.wait_for_function(
+        "([k, n]) => performance.getEntriesByName(`chart:show:chart_${k}`).length >= n + 2",
+        arg=[key, len(before["show"])],
+        timeout=RUN_TIMEOUT_MS,
+    )
+    wait_for_app(page)
+    marks = page.evaluate(_MARKS, key)
+    shows, drawn = marks["show"][len(before["show"]) :], marks["drawn"][len(before["drawn"]) :]
+    assert len(shows) == 2, marks  # from the page, then from the component
+    assert len(drawn) == 1, marks
+    assert shows[0] < drawn[0] < shows[1], marks  # drawn before the component's call came
+    assert page.evaluate(_DRAWINGS, [key])[key]["rev"] == rev + 1
+    assert "kr_xq=" in page.url
+    assert_no_exception(page)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 
 import numpy as np
 import plotly.graph_objects as go
@@ -65,3 +66,35 @@ def test_plotly_js_is_served_from_a_copy_of_the_wheels_file():
     assert served.read_bytes() == PLOTLY_JS.read_bytes()
     assert name.endswith(".min.js")
     assert "/app/static/vendor/" + name in house_chart.data_text(go.Figure(), None, {}).partition("\n")[0]
+
+
+class _Text(HTMLParser):
+    """The text of the ``div.attn-figure`` of an HTML page, as a browser's parser reads it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.inside, self.hidden, self.parts = False, False, []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "div" and ("class", "attn-figure") in attrs:
+            self.inside, self.hidden = True, any(name == "hidden" for name, _ in attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "div"
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.parts.append(data)
+
+
+def test_the_figure_written_into_the_page_reads_back_as_the_components_data():
+    # markup, entities and Chinese in the figure's texts: the page's copy must read back unchanged
+    title = "<i>f</i>(x) & 核回归 < 1 > 0 \"q\" 'k'"
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="</div><script>x</script>"), layout={"title": title})
+    data = house_chart.data_text(fig, None, {})
+    parser = _Text()
+    parser.feed(house_chart.figure_html(data))
+    parser.close()
+    assert parser.hidden
+    assert "".join(parser.parts) == data
+    assert "<script>" not in house_chart.figure_html(data)
