@@ -187,7 +187,7 @@ def house_chart(fig: go.Figure, *, key: str, config: dict[str, Any], marks: Mark
     ``key`` names the container (``.st-key-<key>``), as ``st.plotly_chart(key=key)`` names its chart.
 
     The data travels twice: in the component (its first drawing, and what AppTest reads) and in a
-    hidden ``st.html`` element above it (``assets/a11y.css`` gives it no room). A v2 component's
+    hidden ``st.html`` element above it (``assets/app.css`` gives it no room). A v2 component's
     JavaScript runs in an effect after the page's paint, ~25-60 ms after the run's last message on
     the test machine; ``st.html`` writes its text into the page during React's commit, where
     ``st.plotly_chart`` draws too: chart.js watches that element and draws a changed figure there,

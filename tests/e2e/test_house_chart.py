@@ -185,7 +185,8 @@ def test_a_changed_figure_is_drawn_from_the_page_before_the_component_brings_it(
     wait_for_app(page)
     marks = page.evaluate(_MARKS, key)
     shows, drawn = marks["show"][len(before["show"]) :], marks["drawn"][len(before["drawn"]) :]
-    assert len(shows) == 2, marks  # from the page, then from the component
+    # from the page, then from the component (a later run of the page brings it again, unchanged)
+    assert len(shows) >= 2, marks
     assert len(drawn) == 1, marks
     assert shows[0] < drawn[0] < shows[1], marks  # drawn before the component's call came
     assert page.evaluate(_DRAWINGS, [key])[key]["rev"] == rev + 1
