@@ -27,7 +27,8 @@ once, from this server, no network.
 
 The chart is wrapped in ``st.container(key=key)``, so ``.st-key-<key>`` finds it as it finds a keyed
 ``st.plotly_chart``, and the handout records it in page order. AppTest cannot draw it: the figure
-travels in the component's data (:func:`figure_of` reads it back for tests).
+travels in a hidden ``st.html`` element above the component (:func:`figure_of` reads it back for
+tests); the component's data names it by a digest.
 """
 
 from __future__ import annotations
@@ -98,28 +99,38 @@ def themed(fig: go.Figure) -> dict[str, Any]:
     return {"data": spec["data"], "layout": layout}
 
 
-#: id(figure) -> (a weak reference to it, its themed JSON): a figure shown again (every rerun of a
-#: cached figure) is serialised once. Dropped with the figure.
-_json: dict[int, tuple[weakref.ref, str]] = {}
+#: id(figure) -> (a weak reference to it, its themed JSON, that JSON's digest): a figure shown again
+#: (every rerun of a cached figure) is serialised once. Dropped with the figure.
+_json: dict[int, tuple[weakref.ref, str, str]] = {}
 _lock = threading.Lock()
 
 
-def figure_json(fig: go.Figure) -> str:
-    """The themed figure's JSON (:func:`themed`), made once per figure object."""
+def _figure_entry(fig: go.Figure) -> tuple[str, str]:
     key = id(fig)
     with _lock:
         entry = _json.get(key)
     if entry is not None and entry[0]() is fig:
-        return entry[1]
+        return entry[1], entry[2]
     text = pio.to_json(themed(fig), validate=False, remove_uids=False)
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
     def forget(_: Any, key: int = key) -> None:
         with _lock:
             _json.pop(key, None)
 
     with _lock:
-        _json[key] = (weakref.ref(fig, forget), text)
-    return text
+        _json[key] = (weakref.ref(fig, forget), text, digest)
+    return text, digest
+
+
+def figure_json(fig: go.Figure) -> str:
+    """The themed figure's JSON (:func:`themed`), made once per figure object."""
+    return _figure_entry(fig)[0]
+
+
+def figure_digest(fig: go.Figure) -> str:
+    """A digest of :func:`figure_json` (16 hex digits), made with it."""
+    return _figure_entry(fig)[1]
 
 
 @cache
@@ -157,9 +168,8 @@ def _marks_json(marks: Marks | None) -> str:
     return json.dumps({"shapes": list(marks.shapes), "annotations": list(marks.annotations)}, allow_nan=False)
 
 
-def data_text(fig: go.Figure, marks: Marks | None, config: dict[str, Any]) -> str:
-    """The component's data: one line of JSON (the module, plotly.js, config, marks), then the
-    figure's JSON as it is cached (not parsed and written again inside another JSON text)."""
+def head_text(marks: Marks | None, config: dict[str, Any]) -> str:
+    """One line of JSON: the module, plotly.js, config and marks of a chart (no figure)."""
     base = str(st.get_option("server.baseUrlPath") or "")
     head = {
         "module": _static_url(base, f"chart/chart.js?v={_module_digest()}"),
@@ -171,8 +181,14 @@ def data_text(fig: go.Figure, marks: Marks | None, config: dict[str, Any]) -> st
             "modeBarButtonsToRemove": [*config.get("modeBarButtonsToRemove", ()), "sendChartToCloud"],
         },
     }
-    head_text = json.dumps(head, separators=(",", ":"))
-    return f'{head_text[:-1]},"marks":{_marks_json(marks)}}}\n{figure_json(fig)}'
+    text = json.dumps(head, separators=(",", ":"))
+    return f'{text[:-1]},"marks":{_marks_json(marks)}}}'
+
+
+def data_text(fig: go.Figure, marks: Marks | None, config: dict[str, Any]) -> str:
+    """A chart's data: its head line (:func:`head_text`), then the figure's JSON as it is cached (not
+    parsed and written again inside another JSON text). Written into the page (:func:`figure_html`)."""
+    return f"{head_text(marks, config)}\n{figure_json(fig)}"
 
 
 def figure_html(data: str) -> str:
@@ -186,25 +202,31 @@ def house_chart(fig: go.Figure, *, key: str, config: dict[str, Any], marks: Mark
 
     ``key`` names the container (``.st-key-<key>``), as ``st.plotly_chart(key=key)`` names its chart.
 
-    The data travels twice: in the component (its first drawing, and what AppTest reads) and in a
-    hidden ``st.html`` element above it (``assets/app.css`` gives it no room). A v2 component's
-    JavaScript runs in an effect after the page's paint, ~25-60 ms after the run's last message on
-    the test machine; ``st.html`` writes its text into the page during React's commit, where
-    ``st.plotly_chart`` draws too: chart.js watches that element and draws a changed figure there,
-    before the paint. The component's own call then finds the figure drawn.
+    The chart's data (:func:`data_text`) travels once, in a hidden ``st.html`` element above the
+    component (``assets/app.css`` gives it no room). ``st.html`` writes its text into the page during
+    React's commit, where ``st.plotly_chart`` draws too: chart.js watches that element and draws a
+    changed figure there, before the paint. The component itself (whose JavaScript runs in an effect
+    after the paint, ~25-60 ms after the run's last message on the test machine) carries only the
+    head line and the figure's digest: a changed figure calls it too, and it reads the page's copy
+    (its first drawing; a copy React wrote into a new element, which it watches from then on).
+    (The figure used to travel in the component too: the same 100-200 KB twice per chart and run.)
     """
-    data = data_text(fig, marks, config)
+    head = head_text(marks, config)
     box = st.container(key=key)
     with box:
-        st.html(figure_html(data))
-        _component()(key=f"chart_{key}", data=data)
+        st.html(figure_html(f"{head}\n{figure_json(fig)}"))
+        _component()(key=f"chart_{key}", data=f"{head}\n{figure_digest(fig)}")
     return box
 
 
-def figure_of(data: str) -> dict[str, Any]:
-    """The figure a chart's data draws (for tests): its JSON with the marks added as chart.js adds them."""
-    head_text, _, spec_text = data.partition("\n")
-    head = json.loads(head_text)
+def figure_of(page_copy: str) -> dict[str, Any]:
+    """The figure a chart draws (for tests), from its page copy (the ``st.html`` body of
+    :func:`figure_html`) or its data (:func:`data_text`): the figure's JSON with the marks added as
+    chart.js adds them."""
+    if page_copy.startswith("<div"):
+        page_copy = html.unescape(page_copy[page_copy.index(">") + 1 : page_copy.rindex("</div>")])
+    head_line, _, spec_text = page_copy.partition("\n")
+    head = json.loads(head_line)
     spec = json.loads(spec_text)
     marks = head.get("marks")
     if marks:

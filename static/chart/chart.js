@@ -2,8 +2,8 @@
 // when its figure changes (st.plotly_chart draws a changed figure into a new element, twice).
 //
 // The element is built once per component root: div.stPlotlyChart[data-testid=stPlotlyChart]
-// holding the Plotly graph div. Each call brings the component's data (a JSON head line, then the
-// figure's JSON); the same data as the last drawn is not drawn again. Drawings are queued: a newer
+// holding the Plotly graph div. The chart's data (a JSON head line, then the figure's JSON) is read
+// from its copy in the page (below); the same data as the last drawn is not drawn again. Drawings are queued: a newer
 // figure that arrives while one is drawn replaces any not yet started. After each drawing the graph
 // div's data-rev counts it (static/live/live.js hands its overlay over on that change; the drag
 // benchmark waits for it). Width: the element's, followed on resize; height: the figure's, or the
@@ -19,11 +19,12 @@
 //   waiting to and no live slider held (requestIdleCallback; 5 s at most: never held for good).
 // data-pending stays set meanwhile (an overlay stays while it is). A first drawing is done at once.
 //
-// A changed figure comes twice: first in a hidden copy of the data that React writes into the page
-// above the chart during the commit that brings the run's change (ui/house_chart.py; a
-// MutationObserver sees it before the page is painted, where st.plotly_chart draws), then in the
-// component's call, an effect after the paint (~25-60 ms later on the test machine), which finds
-// it drawn. The component's call alone still draws everything (a first figure, a page copy lost).
+// The figure travels once, in a hidden copy of the data that React writes into the page above the
+// chart during the commit that brings the run's change (ui/house_chart.py; a MutationObserver sees
+// it before the page is painted, where st.plotly_chart draws). The component's call, an effect after
+// the paint (~25-60 ms later on the test machine), brings only the head and the figure's digest: it
+// finds a changed figure drawn, and draws a first figure (or one React wrote into a new element)
+// from the page's copy.
 
 const LOADED = {};
 
@@ -243,18 +244,32 @@ class Chart {
   }
 
   /** Watch the chart's data written into the page above it (ui/house_chart.py: a hidden st.html
-   * element in the same keyed container). React writes it during the commit that brings a new
-   * figure, where st.plotly_chart draws; the component's call comes in an effect after the page's
-   * paint. A changed figure is drawn from there, before the paint; the component's call then finds
-   * it drawn. Looked up again on every call: React may have made a new element. */
+   * element in the same keyed container), the only place the figure travels. React writes it during
+   * the commit that brings a new figure, where st.plotly_chart draws; the component's call (its data:
+   * the head and the figure's digest) comes in an effect after the page's paint. A changed figure is
+   * drawn from there, before the paint; the component's call then finds it drawn. Looked up again on
+   * every call: React may have made a new element. Until the copy is in the page (Streamlit's html
+   * element is loaded on its first use), the keyed container is watched for it. */
   watch() {
     const box = this.el.closest(".stElementContainer")?.parentElement;
     const html = box?.querySelector(":scope > .stElementContainer > .stHtml:has(> .attn-figure)");
-    if (!html || html === this.written) return;
-    this.written = html;
-    this.writes ??= new MutationObserver(() => this.fromPage());
-    this.writes.disconnect();
-    this.writes.observe(html, { childList: true });
+    this.writes ??= new MutationObserver(() => (this.written ? this.fromPage() : this.watch()));
+    if (!html) {
+      if (box && this.waiting !== box) {
+        this.written = null;
+        this.waiting = box;
+        this.writes.disconnect();
+        this.writes.observe(box, { childList: true, subtree: true });
+      }
+      return;
+    }
+    if (html !== this.written) {
+      this.written = html;
+      this.waiting = null;
+      this.writes.disconnect();
+      this.writes.observe(html, { childList: true, subtree: true, characterData: true });
+    }
+    this.fromPage();
   }
 
   /** Show the figure written into the page (see watch). */
@@ -300,10 +315,10 @@ class Chart {
   }
 }
 
-/** Draw the component's figure into its kept chart element. */
-export function mount(component, head, figureText) {
+/** Draw the component's figure into its kept chart element: the figure is read from its copy in
+ * the page (see Chart.watch); the component brings the head and the figure's digest. */
+export function mount(component, _head, _digest) {
   const root = component.parentElement;
   root.__houseChart ??= new Chart(root);
-  root.__houseChart.show(head, `${JSON.stringify(head.marks)}\n${figureText}`);
   root.__houseChart.watch();
 }

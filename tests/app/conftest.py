@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
 import re
 from collections.abc import Callable
@@ -47,17 +49,28 @@ def is_chart(node) -> bool:
 def charts(at: AppTest) -> list[Chart]:
     """Every chart of the page, in page order: ``st.plotly_chart`` elements and kept charts.
 
-    A kept chart's figure is read from its component data (``ui.house_chart.figure_of``: the figure
-    with its marks), its title without the bold Streamlit's theme adds (the figure as built).
+    A kept chart's figure is read from its copy in the page, the hidden ``st.html`` element above its
+    component (``ui.house_chart.figure_of``: the figure with its marks), its title without the bold
+    Streamlit's theme adds (the figure as built). The component's data must name that copy: the same
+    head line, and the digest of the same figure.
     """
     from ui.house_chart import COMPONENT_NAME, figure_of
 
     found = []
+    copy = None  # the last page copy of a kept chart's data (it comes just before its component)
     for node in at._tree:
         if node.type == "plotly_chart":
             found.append(Chart(ChartProto(node.proto.id, node.proto.spec)))
+        elif node.type == "html" and node.proto.body.startswith('<div class="attn-figure"'):
+            copy = node.proto.body
         elif node.type == "bidi_component" and node.proto.component_name == COMPONENT_NAME:
-            spec = figure_of(json.loads(node.proto.json))
+            assert copy is not None, f"the kept chart {node.proto.id} has no copy of its figure in the page"
+            data = html.unescape(copy[copy.index(">") + 1 : copy.rindex("</div>")])
+            head, _, figure = data.partition("\n")
+            digest = hashlib.blake2b(figure.encode("utf-8"), digest_size=8).hexdigest()
+            assert json.loads(node.proto.json) == f"{head}\n{digest}", "the component names another figure"
+            spec = figure_of(copy)
+            copy = None
             title = spec["layout"].get("title")
             if isinstance(title, dict) and isinstance(title.get("text"), str):
                 # the bold goes on every title, one without text too (as Streamlit's theme does)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -98,3 +99,40 @@ def test_the_figure_written_into_the_page_reads_back_as_the_components_data():
     assert parser.hidden
     assert "".join(parser.parts) == data
     assert "<script>" not in house_chart.figure_html(data)
+    # the tests' reader of the page copy reads the same figure as the data
+    assert house_chart.figure_of(house_chart.figure_html(data)) == house_chart.figure_of(data)
+    name = house_chart.figure_of(house_chart.figure_html(data))["data"][0]["name"]
+    assert name == "</div><script>x</script>"
+
+
+def _kept_chart_page() -> None:
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from ui.house_chart import house_chart
+
+    x = np.linspace(0.0, 1.0, 2000)
+    fig = go.Figure(go.Scatter(x=x, y=np.sin(7 * x), name="fit-7f3a"), layout={"title": "h = 0.3"})
+    house_chart(fig, key="kept", config={"displaylogo": False})
+
+
+def test_the_figure_travels_once_in_the_page_and_the_component_names_it():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_kept_chart_page).run()
+    assert not at.exception
+    nodes = list(at._tree)
+    copies = [n.proto.body for n in nodes if n.type == "html"]
+    components = [json.loads(n.proto.json) for n in nodes if n.type == "bidi_component"]
+    assert len(copies) == len(components) == 1
+    assert "fit-7f3a" in copies[0]
+    assert len(copies[0]) > 20_000  # 2000 points
+    assert "fit-7f3a" not in components[0]  # the head and a digest only
+    assert len(components[0]) < 1000
+    head, _, digest = components[0].partition("\n")
+    escaped = head.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert copies[0].startswith(f'<div class="attn-figure" hidden>{escaped}\n')
+    assert re.fullmatch("[0-9a-f]{16}", digest)
+    spec = house_chart.figure_of(copies[0])
+    assert spec["data"][0]["name"] == "fit-7f3a"
+    assert spec["layout"]["title"]["text"] == "<b>h = 0.3</b>"
