@@ -255,6 +255,7 @@ class Chart {
     const html = box?.querySelector(":scope > .stElementContainer > .stHtml:has(> .attn-figure)");
     this.writes ??= new MutationObserver(() => (this.written ? this.fromPage() : this.watch()));
     if (!html) {
+      performance.mark("chart:await-copy"); // for profiles of a first load (benchmarks)
       if (box && this.waiting !== box) {
         this.written = null;
         this.waiting = box;
