@@ -192,3 +192,56 @@ def test_a_changed_figure_is_drawn_from_the_page_before_the_component_brings_it(
     assert page.evaluate(_DRAWINGS, [key])[key]["rev"] == rev + 1
     assert "kr_xq=" in page.url
     assert_no_exception(page)
+
+
+#: A kept chart built by chart.js's own ``mount`` in a keyed box of its own on the page, before any
+#: copy of its figure is in the page (as a component's call could come before Streamlit's html
+#: element is drawn); then the copy of the fit's data is put above it, then a changed one.
+_LATE_COPY = """async () => {
+  const copy = document.querySelector('.st-key-kr_fig_fit .stElementContainer:has(> .stHtml > .attn-figure)');
+  const data = copy.querySelector('.attn-figure').textContent;
+  const head = JSON.parse(data.slice(0, data.indexOf('\\n')));
+  const chart = await import(head.module);
+  const box = document.createElement('div');
+  box.className = 'st-key-late_copy';
+  const holder = document.createElement('div');
+  holder.className = 'stElementContainer';
+  const root = document.createElement('div');
+  holder.appendChild(root);
+  box.appendChild(holder);
+  copy.closest('.stMain').appendChild(box);
+  box.scrollIntoView();
+  const rev = () => root.querySelector('.attn-chart > div').dataset.rev;
+  const title = () => root.querySelector('.gtitle')?.textContent ?? null;
+  const until = async (ok) => {
+    for (let i = 0; i < 200 && !ok(); i += 1) await new Promise((r) => setTimeout(r, 50));
+    return ok();
+  };
+  chart.mount({ parentElement: root }, head, 'digest');
+  await new Promise((r) => setTimeout(r, 300));
+  const before = rev();
+  const waited = performance.getEntriesByName('chart:await-copy').length;
+  const late = copy.cloneNode(true);
+  box.insertBefore(late, holder);
+  const first = await until(() => rev() === '1');
+  const firstTitle = title();
+  late.querySelector('.attn-figure').textContent = data.replace('h = 0.3', 'h = 9.9');
+  const second = await until(() => rev() === '2');
+  return { before, waited, first, firstTitle, second, secondTitle: title() };
+}"""
+
+
+def test_a_chart_whose_page_copy_comes_after_its_component_draws_it_when_it_comes(page):
+    """The figure travels only in the page's copy (``ui/house_chart.py``); a component's call that
+    finds no copy yet waits for it (``static/chart/chart.js``, ``Chart.watch``), draws it when it is
+    written, and draws a changed copy in place."""
+    page.open("kernel-regression", lang="en")
+    page.wait_for_function("() => document.querySelector('.st-key-kr_fig_fit .main-svg')")
+    got = page.evaluate(_LATE_COPY)
+    assert got["before"] == "0", got  # nothing to draw yet
+    assert got["waited"] >= 1, got
+    assert got["first"], got
+    assert "h = 0.3" in got["firstTitle"], got
+    assert got["second"], got
+    assert "h = 9.9" in got["secondTitle"], got
+    assert_no_exception(page)
