@@ -3,11 +3,11 @@
 //
 // The element is built once per component root: div.stPlotlyChart[data-testid=stPlotlyChart]
 // holding the Plotly graph div. The chart's data (a JSON head line, then the figure's JSON) is read
-// from its copy in the page (below); the same data as the last drawn is not drawn again. Drawings are queued: a newer
-// figure that arrives while one is drawn replaces any not yet started. After each drawing the graph
-// div's data-rev counts it (static/live/live.js hands its overlay over on that change; the drag
-// benchmark waits for it). Width: the element's, followed on resize; height: the figure's, or the
-// element's own while presentation mode sets one (assets/present.js).
+// from its copy in the page (below); the same data as the last drawn is not drawn again. Drawings
+// are queued: a newer figure that arrives while one is drawn replaces any not yet started. After
+// each drawing the graph div's data-rev counts it (static/live/live.js hands its overlay over on
+// that change; the drag benchmark waits for it). Width: the element's, followed on resize; height:
+// the figure's, or the element's own while presentation mode sets one (assets/present.js).
 //
 // A new figure for a chart far from the window (more than half a window's height away) that was
 // drawn before waits, so that the charts in view are drawn first (a release of d_k redraws the
@@ -255,8 +255,8 @@ class Chart {
     const html = box?.querySelector(":scope > .stElementContainer > .stHtml:has(> .attn-figure)");
     this.writes ??= new MutationObserver(() => (this.written ? this.fromPage() : this.watch()));
     if (!html) {
-      performance.mark("chart:await-copy"); // for profiles of a first load (benchmarks)
       if (box && this.waiting !== box) {
+        performance.mark("chart:await-copy"); // for profiles of a first load (benchmarks)
         this.written = null;
         this.waiting = box;
         this.writes.disconnect();
