@@ -1,7 +1,8 @@
 // Accessibility the app cannot say from Python (WCAG 2.1 AA, issue 24). ui/a11y.py mounts this on
 // every run with the words of the page's language; it runs in the app's own document
 // (st.components.v2, no iframe). One MutationObserver re-applies, at most once per animation frame,
-// what Streamlit's re-renders replace:
+// what Streamlit's re-renders replace (changes inside a chart's SVG or a live slider, which redraw
+// themselves on every frame of a drag, are not looked at):
 //   - <html lang> follows the UI language (3.1.1);
 //   - "Skip to the main controls", the first Tab stop, focuses the first control of the main area
 //     (2.4.1); Streamlit's own "Skip to main content" speaks the page's language;
@@ -104,19 +105,30 @@ function apply(state) {
   scrollRegions(words);
 }
 
+function ignored(node) {
+  return node instanceof SVGElement || (node instanceof Element && node.closest(".attn-live") !== null);
+}
+
 function schedule(state) {
   if (state.frame) return;
   state.frame = requestAnimationFrame(() => {
     state.frame = 0;
+    state.looks += 1; // counted for tests/e2e/test_live_drag.py
     apply(state);
   });
 }
 
 export default function (component) {
-  const state = (window.__attnA11y = window.__attnA11y || { data: {}, frame: 0 });
+  const state = (window.__attnA11y = window.__attnA11y || { data: {}, frame: 0, looks: 0 });
   state.data = component.data || {};
   if (!state.observer) {
-    state.observer = new MutationObserver(() => schedule(state));
+    // Nothing this script sets lives inside an SVG or a live slider: a chart redrawing itself
+    // (Plotly's ticks, titles, colour bars) and a slider's value and readout, on every frame of a
+    // drag (static/live/live.js), are no reason to look again. A look reads the scroll widths of the
+    // page's tables and formulas: a layout of its own in that frame.
+    state.observer = new MutationObserver((records) => {
+      if (records.some((r) => !ignored(r.target))) schedule(state);
+    });
     state.observer.observe(document.body, { childList: true, subtree: true });
     window.addEventListener("resize", () => schedule(state));
   }

@@ -261,6 +261,40 @@ def test_the_keyboard_moves_a_live_slider_one_step_and_commits(page):
     page.wait_for_function(f"() => ({_TITLE})('kr_fig_fit').includes('h = 0.33)')", timeout=RUN_TIMEOUT_MS)
 
 
+def test_the_accessibility_script_stays_still_while_a_slider_is_dragged(page):
+    """assets/a11y.js looks at the page again after a change (a look reads the scroll widths of its
+    tables and formulas: a layout of its own), but not after a live slider's frames, which change
+    only the charts' SVG and the slider itself; after the release's re-render it looks again."""
+    page.open("kernel-regression", lang="en", folded=True)
+    slider = _slider(page, _EN["kr.bandwidth"])
+    to_place(page, "kr_h")
+    page.locator(".st-key-kr_fig_fit .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page)
+    page.wait_for_selector("#attn-skip-controls", state="attached", timeout=RUN_TIMEOUT_MS)
+    looks = "() => window.__attnA11y.looks"
+    frames = "() => (window.__liveStats?.frames || []).filter((f) => f.key === 'kr_h').length"
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(_x(box, 0.5), y)
+    page.mouse.down()
+    page.mouse.move(_x(box, 0.48), y)  # the first frame adds the overlays (a change a11y.js looks at)
+    page.wait_for_function(f"() => ({frames})() > 0", timeout=10_000)
+    page.wait_for_timeout(200)
+    looks_before, frames_before = page.evaluate(looks), page.evaluate(frames)
+    for i in range(1, 21):
+        page.mouse.move(_x(box, 0.48 - 0.3 * i / 20), y)
+        page.wait_for_timeout(30)
+    page.wait_for_timeout(200)  # the last frame
+    drawn = page.evaluate(frames) - frames_before
+    assert drawn >= 10, f"only {drawn} frames drawn over 20 moves"
+    assert page.evaluate(looks) - looks_before <= 1, "a11y.js looked at the page on the drag's frames"
+    page.mouse.up()
+    wait_for_app(page)
+    page.wait_for_function(f"(n) => ({looks})() > n", arg=looks_before + 1, timeout=10_000)
+    fit = page.locator('.st-key-kr_fig_fit [data-testid="stPlotlyChart"]')
+    assert fit.get_attribute("role") == "figure"  # still named after the release's re-render
+
+
 def test_a_finger_drags_the_bandwidth_on_a_phone(browser, app_url):
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = context.new_page()
