@@ -34,7 +34,9 @@ chart changes during the drag (DOM mutations in the chart; none), runs during th
 caches) and their drags alternate, so a drift of the machine's load falls on both.
 
 Targets (issue 25): frame p95 <= 33 ms on every live slider (aim 16), 0 runs while the button is
-down and 1 on release, release -> settled p50 <= 250 ms. The browser, the server and this script
+down and 1 on release, release -> settled p50 <= 250 ms. "ratio": the live release -> settled p50
+over the release-only one of the same run; the 250 ms were 1.25 times the release-only step where
+the issue was filed (printed, not the pass/fail). The browser, the server and this script
 share the machine: the load average is printed with the results.
 """
 
@@ -67,6 +69,10 @@ SLIDERS = [
 ]  # fmt: skip
 TARGET_FRAME_P95_MS = 33
 TARGET_SETTLED_P50_MS = 250
+#: The release-only step's release -> settled p50 on the machine issue 25 was filed on (its "Why"):
+#: the 250 ms target is 1.25 times that step. Printed as a same-run ratio next to the absolute
+#: target, which stays the pass/fail: on a slower machine both paths are slower.
+FILED_RELEASE_ONLY_P50_MS = 200
 MOVE_GAP_MS = 16
 TIMEOUT_MS = 120_000
 
@@ -399,19 +405,20 @@ def report(
     print("redrew showing its new figure and the overlays gone (each: the frame that paints it).")
     head = (
         f"{'slider':<9} {'frames':>12} {'p50':>6} {'p95':>6} {'held':>5} {'after':>6} {'settled':>8} |"
-        f" {'changes':>8} {'held':>5} {'settled':>8}"
+        f" {'changes':>8} {'held':>5} {'settled':>8} | {'ratio':>5}"
     )
     print(head)
     print("-" * len(head))
     rows, passed = [], True
     for (key, drags), (_, before) in zip(live, old, strict=True):
         m, o = _summary(drags), _summary(before)
+        ratio = m["settled_p50_ms"] / o["settled_p50_ms"]
         frames = "/".join(str(f) for f in m["frames"])
         after = "/".join(str(n) for n in m["runs_after"])
         print(
             f"{key:<9} {frames:>12} {m['frame_p50_ms']:6.1f} {m['frame_p95_ms']:6.1f} {m['runs_during']:5d}"
             f" {after:>6} {m['settled_p50_ms']:8.0f} | {'/'.join(map(str, o['frames'])):>8}"
-            f" {o['runs_during']:5d} {o['settled_p50_ms']:8.0f}"
+            f" {o['runs_during']:5d} {o['settled_p50_ms']:8.0f} | {ratio:5.2f}"
         )
         ok = {
             "frames_drawn": all(f > 0 for f in m["frames"]) and all(v > 0 for v in m["views"]),
@@ -421,13 +428,20 @@ def report(
             "settled_p50": m["settled_p50_ms"] <= TARGET_SETTLED_P50_MS,
         }
         passed &= all(ok.values())
-        rows.append({"slider": key, "live": m, "release_only": o, "targets": ok})
+        rows.append({"slider": key, "live": m, "release_only": o, "settled_ratio": ratio, "targets": ok})
     frames = [ms for _, drags in live for d in drags for ms in d.frame_ms]
     print(
         f"\nevery live frame: p50 {_stat(frames, 50):.1f} ms, p95 {_stat(frames, 95):.1f} ms"
         f" (target p95 <= {TARGET_FRAME_P95_MS}, aim 16);"
         f" release -> settled p50 <= {TARGET_SETTLED_P50_MS} ms;"
         f" 0 runs while held, 1 after: {'pass' if passed else 'FAIL'}"
+    )
+    filed = TARGET_SETTLED_P50_MS / FILED_RELEASE_ONLY_P50_MS
+    print(
+        f"ratio: live release -> settled p50 / the release-only one, same run (the target was"
+        f" {TARGET_SETTLED_P50_MS} ms where the release-only step took ~{FILED_RELEASE_ONLY_P50_MS} ms:"
+        f" {filed:.2f}); <= {filed:.2f} on every slider:"
+        f" {'yes' if all(r['settled_ratio'] <= filed for r in rows) else 'no'} (not the pass/fail)"
     )
     return {
         "load_average": [load, os.getloadavg()[0]],
@@ -443,6 +457,7 @@ def report(
         "targets": {
             "frame_p95_ms": TARGET_FRAME_P95_MS,
             "settled_p50_ms": TARGET_SETTLED_P50_MS,
+            "settled_ratio_at_filing": TARGET_SETTLED_P50_MS / FILED_RELEASE_ONLY_P50_MS,
             "met": passed,
         },
     }
