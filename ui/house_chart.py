@@ -197,6 +197,11 @@ def figure_html(data: str) -> str:
     return f'<div class="attn-figure" hidden>{html.escape(data, quote=False)}</div>'
 
 
+def copy_data(page_copy: str) -> str:
+    """The chart's data (:func:`data_text`) from its page copy: the inverse of :func:`figure_html`."""
+    return html.unescape(page_copy[page_copy.index(">") + 1 : page_copy.rindex("</div>")])
+
+
 def house_chart(fig: go.Figure, *, key: str, config: dict[str, Any], marks: Marks | None = None) -> Any:
     """Draw ``fig`` (with ``marks`` over it) as a kept chart element; returns its container.
 
@@ -211,10 +216,11 @@ def house_chart(fig: go.Figure, *, key: str, config: dict[str, Any], marks: Mark
     (its first drawing; a copy React wrote into a new element, which it watches from then on).
     (The figure used to travel in the component too: the same 100-200 KB twice per chart and run.)
     """
-    head = head_text(marks, config)
+    data = data_text(fig, marks, config)
+    head = data[: data.index("\n")]
     box = st.container(key=key)
     with box:
-        st.html(figure_html(f"{head}\n{figure_json(fig)}"))
+        st.html(figure_html(data))
         _component()(key=f"chart_{key}", data=f"{head}\n{figure_digest(fig)}")
     return box
 
@@ -224,7 +230,7 @@ def figure_of(page_copy: str) -> dict[str, Any]:
     :func:`figure_html`) or its data (:func:`data_text`): the figure's JSON with the marks added as
     chart.js adds them."""
     if page_copy.startswith("<div"):
-        page_copy = html.unescape(page_copy[page_copy.index(">") + 1 : page_copy.rindex("</div>")])
+        page_copy = copy_data(page_copy)
     head_line, _, spec_text = page_copy.partition("\n")
     head = json.loads(head_line)
     spec = json.loads(spec_text)

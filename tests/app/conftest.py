@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 from collections.abc import Callable
@@ -54,7 +53,7 @@ def charts(at: AppTest) -> list[Chart]:
     Streamlit's theme adds (the figure as built). The component's data must name that copy: the same
     head line, and the digest of the same figure.
     """
-    from ui.house_chart import COMPONENT_NAME, figure_of
+    from ui.house_chart import COMPONENT_NAME, copy_data, figure_of
 
     found = []
     copy = None  # the last page copy of a kept chart's data (it comes just before its component)
@@ -65,7 +64,7 @@ def charts(at: AppTest) -> list[Chart]:
             copy = node.proto.body
         elif node.type == "bidi_component" and node.proto.component_name == COMPONENT_NAME:
             assert copy is not None, f"the kept chart {node.proto.id} has no copy of its figure in the page"
-            data = html.unescape(copy[copy.index(">") + 1 : copy.rindex("</div>")])
+            data = copy_data(copy)
             head, _, figure = data.partition("\n")
             digest = hashlib.blake2b(figure.encode("utf-8"), digest_size=8).hexdigest()
             assert json.loads(node.proto.json) == f"{head}\n{digest}", "the component names another figure"

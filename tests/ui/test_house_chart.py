@@ -99,7 +99,8 @@ def test_the_figure_written_into_the_page_reads_back_as_the_components_data():
     assert parser.hidden
     assert "".join(parser.parts) == data
     assert "<script>" not in house_chart.figure_html(data)
-    # the tests' reader of the page copy reads the same figure as the data
+    # the tests' reader of the page copy reads the same data and figure
+    assert house_chart.copy_data(house_chart.figure_html(data)) == data
     assert house_chart.figure_of(house_chart.figure_html(data)) == house_chart.figure_of(data)
     name = house_chart.figure_of(house_chart.figure_html(data))["data"][0]["name"]
     assert name == "</div><script>x</script>"
