@@ -33,6 +33,11 @@ chart changes during the drag (DOM mutations in the chart; none), runs during th
 -> settled (the same criterion). Each path has its own fresh server (the same cold
 caches) and their drags alternate, so a drift of the machine's load falls on both.
 
+Also in the same run, the floor: ``benchmarks/reference_page.py`` (one ``st.slider``, one 200-point
+``st.plotly_chart``, nothing else; on a third server) dragged and released the same way, ``--drags``
+times before the sliders and as many after them. It is what a release costs Streamlit and Plotly
+alone on this machine: a page of the app cannot settle faster than that.
+
 Targets (issue 25): frame p95 <= 33 ms on every live slider (aim 16), 0 runs while the button is
 down and 1 on release, release -> settled p50 <= 250 ms. "ratio": the live release -> settled p50
 over the release-only one of the same run; the 250 ms were 1.25 times the release-only step where
@@ -54,7 +59,15 @@ from typing import Any
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks.bench_browser import CHROMIUM_FLAGS, QUIET_MS, ROOT, VIEWPORT, _percentile, streamlit_server
+from benchmarks.bench_browser import (
+    CHROMIUM_FLAGS,
+    QUIET_MS,
+    REFERENCE,
+    ROOT,
+    VIEWPORT,
+    _percentile,
+    streamlit_server,
+)
 from tests.e2e.conftest import chromium_path, show_answers
 
 #: (page, link parameters, URL key, from, to: fractions of the track, the charts of the page (its
@@ -67,6 +80,9 @@ SLIDERS = [
     ("scaled-dot-product", {}, "sdp_dk", 0.45, 1.0, ("sdp_fig_pipeline", "sdp_fig_dk")),
     ("scaled-dot-product", {"sdp_scale": "custom"}, "sdp_temp", 0.55, 0.05, ("sdp_fig_pipeline",)),
 ]  # fmt: skip
+#: The floor: the one-chart reference page's slider and chart (``benchmarks/reference_page.py``),
+#: dragged release-only like the others (path "": the page is the server's only script).
+FLOOR = ("", {}, "ref_f", 0.25, 0.75, ("ref_chart",))
 TARGET_FRAME_P95_MS = 33
 TARGET_SETTLED_P50_MS = 250
 #: The release-only step's release -> settled p50 on the machine issue 25 was filed on (its "Why"):
@@ -300,11 +316,19 @@ def drag_once(
 
 
 def _open(
-    context, app: str, path: str, params: dict[str, str], live: bool, key: str, charts: tuple[str, ...]
+    context,
+    app: str,
+    path: str,
+    params: dict[str, str],
+    live: bool,
+    key: str,
+    charts: tuple[str, ...],
+    app_page: bool = True,
 ):
     """A new tab on the slider's page, its questions answered ("Show me": a page draws what answers
     a question only then, kernels -> attention's three figures included), once the slider is there
-    (a live one is a component, mounted after the run) and every chart it redraws is drawn."""
+    (a live one is a component, mounted after the run) and every chart it redraws is drawn.
+    ``app_page=False``: the reference page (no questions, no language)."""
     query = "&".join(
         f"{k}={v}" for k, v in {"lang": "en", **params, **({} if live else {"live": "0"})}.items()
     )
@@ -312,7 +336,8 @@ def _open(
     page.goto(f"{app}/{path}?{query}", timeout=TIMEOUT_MS)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=TIMEOUT_MS)
     page.wait_for_function(f"() => ({_STATE})() === 'notRunning'", timeout=TIMEOUT_MS)
-    show_answers(page)
+    if app_page:
+        show_answers(page)
     page.wait_for_selector(f'.st-key-{key} input[type="range"]', state="attached", timeout=TIMEOUT_MS)
     page.wait_for_function(
         "(keys) => keys.every((k) => document.querySelector('.st-key-' + k + ' .js-plotly-plot .main-svg'))",
@@ -346,6 +371,19 @@ def measure(
             print(f"  {key} ({'live' if live else 'release-only'}): {_line(runs[live], live)}", flush=True)
             out[live].append((key, runs[live]))
     return out
+
+
+def measure_floor(app: str, context, drags: int, moves: int) -> list[Drag]:
+    """``drags`` release-only drags of the reference page's slider (``FLOOR``), back and forth."""
+    path, params, key, start, end, charts = FLOOR
+    page = _open(context, app, path, params, False, key, charts, app_page=False)
+    try:
+        return [
+            drag_once(page, key, *((start, end) if i % 2 == 0 else (end, start)), moves, False, charts)
+            for i in range(drags)
+        ]
+    finally:
+        page.close()
 
 
 def _stat(values: list[float], q: float) -> float:
@@ -397,7 +435,11 @@ def _line(drags: list[Drag], live: bool) -> str:
 
 
 def report(
-    live: list[tuple[str, list[Drag]]], old: list[tuple[str, list[Drag]]], load: float, moves: int
+    live: list[tuple[str, list[Drag]]],
+    old: list[tuple[str, list[Drag]]],
+    load: float,
+    moves: int,
+    floor: tuple[list[Drag], list[Drag]] | None = None,
 ) -> dict[str, Any]:
     print(f"\nload average before/after: {load:.2f} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{moves}-move drags; ms. Live: frames drawn per drag, move -> frame; release-only (?live=0): the")
@@ -443,10 +485,23 @@ def report(
         f" {filed:.2f}); <= {filed:.2f} on every slider:"
         f" {'yes' if all(r['settled_ratio'] <= filed for r in rows) else 'no'} (not the pass/fail)"
     )
+    floor_out = None
+    if floor is not None:
+        first, last = (_summary(f) for f in floor)
+        both = _summary([*floor[0], *floor[1]])
+        print(
+            f"floor: the one-chart reference page (st.slider + st.plotly_chart), release -> settled p50"
+            f" {both['settled_p50_ms']:.0f} ms (before the sliders {first['settled_p50_ms']:.0f}, after"
+            f" {last['settled_p50_ms']:.0f}; runs after the release {both['runs_after']}): Streamlit and"
+            f" Plotly alone on this machine, {both['settled_p50_ms'] / TARGET_SETTLED_P50_MS:.2f} of the"
+            f" {TARGET_SETTLED_P50_MS} ms target"
+        )
+        floor_out = {"before": first, "after": last, "settled_p50_ms": both["settled_p50_ms"]}
     return {
         "load_average": [load, os.getloadavg()[0]],
         "cpus": os.cpu_count(),
         "moves": moves,
+        "floor": floor_out,
         "sliders": rows,
         "frame_p50_ms": _stat(frames, 50),
         "frame_p95_ms": _stat(frames, 95),
@@ -483,14 +538,19 @@ def main(argv: Sequence[str] = ()) -> None:
         # figures of the first path's release values cached for the second)
         streamlit_server(ROOT / "app.py") as live_app,
         streamlit_server(ROOT / "app.py") as old_app,
+        streamlit_server(REFERENCE) as reference,
     ):
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
         try:
             context = browser.new_context(viewport=VIEWPORT)
+            first = measure_floor(reference, context, args.drags, args.moves)
+            print(f"  floor, before the sliders: {_line(first, False)}", flush=True)
             results = measure({True: live_app, False: old_app}, context, args.drags, args.moves, args.sliders)
+            last = measure_floor(reference, context, args.drags, args.moves)
+            print(f"  floor, after the sliders: {_line(last, False)}", flush=True)
         finally:
             browser.close()
-    out = report(results[True], results[False], load, args.moves)
+    out = report(results[True], results[False], load, args.moves, (first, last))
     print(f"({time.monotonic() - start:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
