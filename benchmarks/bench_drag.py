@@ -93,8 +93,8 @@ MOVE_GAP_MS = 16
 TIMEOUT_MS = 120_000
 #: The reference page's run takes ~20 ms: a drag of its slider with no run seen 10 s after the release
 #: is left out of its p50 and printed as a 0 in its "runs after the release". On 2026-12-07 some drags
-#: of the series before the sliders had none (the first of a fresh browser, mostly; the cause not
-#: found: the same drags in a script of their own moved the slider every time).
+#: had none, most of them in the series before the sliders (the cause not found: the same drags in a
+#: script of their own moved the slider every time).
 FLOOR_RUN_TIMEOUT_MS = 10_000
 
 #: Installed before each drag: script-state changes, the pointerup time, chart DOM changes, and
