@@ -49,8 +49,7 @@ from pathlib import Path
 import psutil
 
 from benchmarks.load.client import LOAD_PAGES, StreamlitSession
-from benchmarks.load.server import free_port
-from deploy.serve import find_haproxy, port_free
+from deploy.serve import find_haproxy, free_ports
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A student moves a control every 3 s (benchmarks/load/locustfile.py; not imported: Locust patches
@@ -126,17 +125,10 @@ class Serving:
         return int(m.group(1)) if m else None
 
 
-def free_base_port(count: int) -> int:
-    for _ in range(200):
-        base = free_port()
-        if base + count < 65536 and all(port_free(base + i) for i in range(1, count + 1)):
-            return base
-    raise RuntimeError("no free run of ports")
-
-
 def start_serving(replicas: int, tmp: Path, extra: Sequence[str] = ()) -> Serving:
     """``deploy/serve.py --replicas N`` (and ``extra`` options) on free loopback ports, once it serves."""
-    port, base = free_port(), free_base_port(replicas)
+    port = free_ports(replicas + 1)  # the proxy's port, then the replicas' (BASE+1..BASE+K)
+    base = port
     out = tmp / "serve.out"
     with out.open("w") as sink:
         proc = subprocess.Popen(

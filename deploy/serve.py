@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -174,10 +175,40 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def _free_loopback_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: Where free ports are looked for when the kernel's ephemeral range cannot be read (Linux's default).
+EPHEMERAL_DEFAULT = (32768, 60999)
+#: The lowest port handed out by ``free_ports`` (below it: well-known and registered services).
+FREE_PORTS_FLOOR = 20000
+#: Draws the first port of a run (its own generator: a seeded ``random`` elsewhere cannot repeat it).
+_PORT_DRAWS = random.Random()
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range of local ports for outgoing connections (``ip_local_port_range``)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return EPHEMERAL_DEFAULT
+    return low, high
+
+
+def free_ports(count: int = 1, host: str = "127.0.0.1") -> int:
+    """The first of ``count`` consecutive ports free on ``host``, all below the ephemeral range.
+
+    A port from ``bind(0)`` is ephemeral: until a server binds it, any outgoing connection on the
+    machine (a health check polling another replica, a Redis PING) may be given it as its local
+    port, and the server then exits with "Port N is not available". Ports below the kernel's
+    ephemeral range are never handed out that way, so only another server could take one.
+    """
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    low = ephemeral_range()[0]
+    floor = FREE_PORTS_FLOOR if low - FREE_PORTS_FLOOR > 1000 + count else 1024
+    for _ in range(500):
+        first = _PORT_DRAWS.randrange(floor, low - count)
+        if all(port_free(first + i, host) for i in range(count)):
+            return first
+    raise RuntimeError(f"no run of {count} free port(s) between {floor} and {low} on {host}")
 
 
 def port_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -359,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
     ports = [args.base_port + i for i in range(1, args.replicas + 1)]
-    redis_port = args.redis_port or (_free_loopback_port() if redis_exe else 0)
+    redis_port = args.redis_port or (free_ports() if redis_exe else 0)
     taken = [p for p in [*ports, args.port, *([redis_port] if redis_exe else [])] if not port_free(p)]
     if taken:
         say(f"port(s) in use: {', '.join(map(str, taken))} (choose --port / --base-port / --redis-port)")

@@ -15,16 +15,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploy.serve import redis_command
+from deploy.serve import free_ports, redis_command
 
 #: Seconds redis-server gets to answer PING after it was started.
 START_TIMEOUT_S = 20.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pong(port: int) -> bool:
@@ -40,7 +34,7 @@ class RedisServer:
 
     executable: str
     directory: Path
-    port: int = field(default_factory=free_port)
+    port: int = field(default_factory=free_ports)
     proc: subprocess.Popen | None = None
 
     @property

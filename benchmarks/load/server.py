@@ -10,7 +10,6 @@ of that process tree while the load runs.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,8 @@ from pathlib import Path
 
 import psutil
 
+from deploy.serve import free_ports
+
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 90.0
 
@@ -36,9 +37,8 @@ class Server:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free 127.0.0.1 port below the ephemeral range (``deploy.serve.free_ports``: why)."""
+    return free_ports()
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.serve import find_haproxy
+from deploy.serve import find_haproxy, free_ports
 from tests.conftest import ROOT
 
 #: Seconds the replicas get to start (two Streamlit processes importing torch on a busy 2-core box).
@@ -48,29 +48,9 @@ def haproxy() -> str:
     return path
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def free_base_port(count: int) -> int:
-    """A base B such that B+1..B+count are free on 127.0.0.1."""
-    for _ in range(200):
-        base = free_port()
-        if base + count < 65536 and all(_port_free(base + i) for i in range(1, count + 1)):
-            return base
-    raise RuntimeError("no free run of ports")
+    """A base B such that B+1..B+count are free on 127.0.0.1 (below the ephemeral range)."""
+    return free_ports(count) - 1
 
 
 @dataclass
@@ -173,7 +153,8 @@ def assert_stops_everything(served: Served, sig: int) -> None:
 
 
 def start_serve(tmp: Path, replicas: int, *extra: str) -> Served:
-    port, base = free_port(), free_base_port(replicas)
+    port = free_ports(replicas + 1)  # the proxy's port, then the replicas' (BASE+1..BASE+K)
+    base = port
     out = tmp / "serve.out"
     with out.open("w") as sink:
         proc = subprocess.Popen(
