@@ -36,7 +36,10 @@ caches) and their drags alternate, so a drift of the machine's load falls on bot
 Also in the same run, the floor: ``benchmarks/reference_page.py`` (one ``st.slider``, one 200-point
 ``st.plotly_chart``, nothing else; on a third server) dragged and released the same way, ``--drags``
 times before the sliders and as many after them. It is what a release costs Streamlit and Plotly
-alone on this machine: a page of the app cannot settle faster than that.
+alone on this machine: a page of the app cannot settle faster than that. And the same page with
+``FLOOR_ELEMENTS`` elements more under the chart that the slider does not change (``?elements=N``:
+folded expanders, captions, download buttons, paragraphs, the kinds a page has under its charts),
+the same way: what a release costs for a page's elements alone, per element.
 
 Targets (issue 25): frame p95 <= 33 ms on every live slider (aim 16), 0 runs while the button is
 down and 1 on release, release -> settled p50 <= 250 ms. "ratio": the live release -> settled p50
@@ -83,6 +86,9 @@ SLIDERS = [
 #: The floor: the one-chart reference page's slider and chart (``benchmarks/reference_page.py``),
 #: dragged release-only like the others (path "": the page is the server's only script).
 FLOOR = ("", {}, "ref_f", 0.25, 0.75, ("ref_chart",))
+#: Elements added under the floor's chart for its second measure (``reference_page.filler``): about
+#: as many as kernel regression's run sends (~90 blocks and elements on its default view).
+FLOOR_ELEMENTS = 80
 TARGET_FRAME_P95_MS = 33
 TARGET_SETTLED_P50_MS = 250
 #: The release-only step's release -> settled p50 on the machine issue 25 was filed on (its "Why"):
@@ -392,9 +398,11 @@ def measure(
     return out
 
 
-def measure_floor(app: str, context, drags: int, moves: int) -> list[Drag]:
-    """``drags`` release-only drags of the reference page's slider (``FLOOR``), back and forth."""
+def measure_floor(app: str, context, drags: int, moves: int, elements: int = 0) -> list[Drag]:
+    """``drags`` release-only drags of the reference page's slider (``FLOOR``), back and forth;
+    ``elements``: that many elements more under its chart (``?elements=N``)."""
     path, params, key, start, end, charts = FLOOR
+    params = {**params, "elements": str(elements)} if elements else params
     page = _open(context, app, path, params, False, key, charts, app_page=False)
     try:
         return [
@@ -467,6 +475,7 @@ def report(
     load: float,
     moves: int,
     floor: tuple[list[Drag], list[Drag]] | None = None,
+    floor_elements: tuple[list[Drag], list[Drag]] | None = None,
 ) -> dict[str, Any]:
     print(f"\nload average before/after: {load:.2f} / {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{moves}-move drags; ms. Live: frames drawn per drag, move -> frame; release-only (?live=0): the")
@@ -524,6 +533,24 @@ def report(
             f" {TARGET_SETTLED_P50_MS} ms target"
         )
         floor_out = {"before": first, "after": last, "settled_p50_ms": both["settled_p50_ms"]}
+        if floor_elements is not None:
+            more = _summary([*floor_elements[0], *floor_elements[1]])
+            each = (more["settled_p50_ms"] - both["settled_p50_ms"]) / FLOOR_ELEMENTS
+            print(
+                f"floor with {FLOOR_ELEMENTS} elements more under the chart (folds, notes, download buttons,"
+                f" paragraphs; the slider changes none of them): release -> settled p50"
+                f" {more['settled_p50_ms']:.0f} ms (before the sliders"
+                f" {_summary(floor_elements[0])['settled_p50_ms']:.0f}, after"
+                f" {_summary(floor_elements[1])['settled_p50_ms']:.0f}): {each:.1f} ms more per element"
+                f" a release (a page's run resends every element; kernel regression's sends ~90)"
+            )
+            floor_out["elements"] = {
+                "count": FLOOR_ELEMENTS,
+                "before": _summary(floor_elements[0]),
+                "after": _summary(floor_elements[1]),
+                "settled_p50_ms": more["settled_p50_ms"],
+                "per_element_ms": each,
+            }
     return {
         "load_average": [load, os.getloadavg()[0]],
         "cpus": os.cpu_count(),
@@ -572,12 +599,17 @@ def main(argv: Sequence[str] = ()) -> None:
             context = browser.new_context(viewport=VIEWPORT)
             first = measure_floor(reference, context, args.drags, args.moves)
             print(f"  floor, before the sliders: {_line(first, False)}", flush=True)
+            first_more = measure_floor(reference, context, args.drags, args.moves, FLOOR_ELEMENTS)
+            more = f"floor + {FLOOR_ELEMENTS} elements"
+            print(f"  {more}, before the sliders: {_line(first_more, False)}", flush=True)
             results = measure({True: live_app, False: old_app}, context, args.drags, args.moves, args.sliders)
+            last_more = measure_floor(reference, context, args.drags, args.moves, FLOOR_ELEMENTS)
+            print(f"  {more}, after the sliders: {_line(last_more, False)}", flush=True)
             last = measure_floor(reference, context, args.drags, args.moves)
             print(f"  floor, after the sliders: {_line(last, False)}", flush=True)
         finally:
             browser.close()
-    out = report(results[True], results[False], load, args.moves, (first, last))
+    out = report(results[True], results[False], load, args.moves, (first, last), (first_more, last_more))
     print(f"({time.monotonic() - start:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
