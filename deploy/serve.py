@@ -202,13 +202,18 @@ def free_ports(count: int = 1, host: str = "127.0.0.1") -> int:
     """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
-    low = ephemeral_range()[0]
-    floor = FREE_PORTS_FLOOR if low - FREE_PORTS_FLOOR > 1000 + count else 1024
+    low, high = ephemeral_range()
+    if low - FREE_PORTS_FLOOR > 1000 + count:
+        floor, top = FREE_PORTS_FLOOR, low  # below the range (Linux's default: 20000-32767)
+    elif 65535 - high > 1000 + count:
+        floor, top = high + 1, 65536  # a range set low: above it
+    else:
+        floor, top = 1024, 65536  # a range over nearly every port: no port is safe, any will do
     for _ in range(500):
-        first = _PORT_DRAWS.randrange(floor, low - count)
+        first = _PORT_DRAWS.randrange(floor, top - count + 1)
         if all(port_free(first + i, host) for i in range(count)):
             return first
-    raise RuntimeError(f"no run of {count} free port(s) between {floor} and {low} on {host}")
+    raise RuntimeError(f"no run of {count} free port(s) between {floor} and {top - 1} on {host}")
 
 
 def port_free(port: int, host: str = "127.0.0.1") -> bool:

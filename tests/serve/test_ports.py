@@ -68,3 +68,18 @@ def test_bad_count_and_no_free_ports_say_so(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(serve, "port_free", lambda port, host="127.0.0.1": False)
     with pytest.raises(RuntimeError, match="no run of 2 free port"):
         free_ports(2)
+
+
+@pytest.mark.parametrize(
+    ("ephemeral", "lowest", "highest"),
+    [((32768, 60999), 20000, 32767), ((10000, 40000), 40001, 65535), ((1024, 65000), 1024, 65535)],
+)
+def test_the_ports_drawn_keep_out_of_the_range_where_they_can(
+    monkeypatch: pytest.MonkeyPatch, ephemeral: tuple[int, int], lowest: int, highest: int
+) -> None:
+    monkeypatch.setattr(serve, "ephemeral_range", lambda: ephemeral)
+    monkeypatch.setattr(serve, "port_free", lambda port, host="127.0.0.1": True)
+    for count in (1, 3):
+        firsts = [free_ports(count) for _ in range(300)]
+        assert min(firsts) >= lowest
+        assert max(firsts) + count - 1 <= highest
