@@ -104,14 +104,7 @@ class Chart {
     this.next = null; // {head, figure} waiting for the drawing in progress
     this.busy = false;
     this.fitted = { width: 0, height: 0 };
-    // the element's size as last laid out, read where the layout is fresh (a ResizeObserver's call
-    // comes after the layout): a drawing reads it from here. Read from the element in the middle of
-    // React's commit, where a new figure is drawn, it forced a layout of the whole page first.
-    this.laidOut = null;
-    this.resize = new ResizeObserver(() => {
-      this.laidOut = { width: this.el.clientWidth, height: this.el.clientHeight };
-      this.fit();
-    });
+    this.resize = new ResizeObserver(() => this.fit());
     this.resize.observe(this.el);
     // presentation mode sets and clears the element's height (a style change the size may not show)
     this.styled = new MutationObserver(() => this.fit());
@@ -176,15 +169,12 @@ class Chart {
     if (this.next && !this.busy) this.drain();
   }
 
-  /** The size to draw at: the element's width; the element's height if set, else the figure's.
-   * `laidOut`: the size from the last layout (the ResizeObserver's), where there is one, instead of
-   * reading the element (which lays the page out first if anything changed since). */
-  size(layout, laidOut = null) {
-    const box = laidOut ?? { width: this.el.clientWidth, height: this.el.clientHeight };
-    const width = Math.round(box.width) || undefined;
+  /** The size to draw at: the element's width; the element's height if set, else the figure's. */
+  size(layout) {
+    const width = Math.round(this.el.clientWidth) || undefined;
     const full = document.fullscreenElement === this.el;
     const set = full || (this.el.style.height && this.el.style.height !== "auto");
-    const height = set ? Math.round(box.height) : layout.height;
+    const height = set ? Math.round(this.el.clientHeight) : layout.height;
     return { width, height };
   }
 
@@ -223,9 +213,7 @@ class Chart {
         // the height the figure asks for, for presentation mode's fit (assets/present.js)
         if (layout.height) this.el.dataset.naturalHeight = String(layout.height);
         else delete this.el.dataset.naturalHeight;
-        // the size from the last layout: a size changed since is followed once the drawing is done
-        // (the ResizeObserver's call and the frame below both fit the chart to it)
-        const { width, height } = this.size(layout, this.laidOut);
+        const { width, height } = this.size(layout);
         Object.assign(layout, { width, height });
         this.gd.style.height = height ? `${height}px` : "";
         try {
