@@ -53,11 +53,15 @@ export default function () {
 
   // The chart and the element around it, whose flex basis Streamlit sets to the figure's height
   // (the chart alone would overflow it, over the caption below).
+  // The chart's data-present-fit says what was decided ("<n>px", or "own": its own height), so that
+  // a reader (the tests) can tell a chart not yet fitted from one fitted to its own height.
   const size = (chart, height) => {
     const holder = chart.closest("[data-testid='stElementContainer']");
     for (const [element, property] of [[chart, "height"], [holder, "height"], [holder, "flexBasis"]]) {
       if (element && element.style[property] !== height) element.style[property] = height;
     }
+    const fit = height || "own";
+    if (chart.dataset.presentFit !== fit) chart.dataset.presentFit = fit;
   };
 
   let frame = 0;
@@ -96,7 +100,10 @@ export default function () {
     document.removeEventListener("keydown", onKey);
     delete document.documentElement.dataset.presentKeys;
     if (frame) cancelAnimationFrame(frame);
-    for (const chart of charts()[1]) size(chart, ""); // back to the scrolling page
+    for (const chart of charts()[1]) {
+      size(chart, ""); // back to the scrolling page
+      delete chart.dataset.presentFit;
+    }
   };
   window.__attentionPresentCleanup = cleanup;
   return cleanup;

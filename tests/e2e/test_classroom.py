@@ -102,11 +102,13 @@ def _slide(browser, app_url, path: str, size: tuple[int, int]):
 
 def _settled_slide(page) -> dict:
     """The slide once its first chart has its final height (the presentation script sizes it to the
-    window after Plotly's first draw, and Plotly then redraws it at that height)."""
+    window after Plotly's first draw, and Plotly then redraws it at that height). Waited for: the
+    script's decision on the chart (``data-present-fit``), then the drawing at that height; the first
+    drawing alone, at the figure's own height, matched its element until the script had sized it."""
     page.wait_for_function(
         """() => { const c = document.querySelector('[data-testid="stMain"] [data-testid="stPlotlyChart"]');
                    const plot = c && c.querySelector('.js-plotly-plot');
-                   return plot && plot._fullLayout && c.dataset.naturalHeight
+                   return plot && plot._fullLayout && c.dataset.naturalHeight && c.dataset.presentFit
                      && Math.abs(plot._fullLayout.height - c.getBoundingClientRect().height) < 2; }""",
         timeout=30_000,
     )
