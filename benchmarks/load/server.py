@@ -36,11 +36,6 @@ class Server:
     log: Path
 
 
-def free_port() -> int:
-    """A free 127.0.0.1 port below the ephemeral range (``deploy.serve.free_ports``: why)."""
-    return free_ports()
-
-
 @contextmanager
 def serve_streamlit(
     app: Path = ROOT / "app.py", extra_args: tuple[str, ...] = (), env: Mapping[str, str] | None = None
@@ -52,7 +47,7 @@ def serve_streamlit(
     ``env`` adds to the server's environment (e.g. ``{"ATTN_TCP_NODELAY": "0"}``: a part of the
     server layer off, see ``server/__init__.py``).
     """
-    port = free_port()
+    port = free_ports()  # below the ephemeral range: no outgoing connection can take it first
     with tempfile.TemporaryDirectory(prefix="load-streamlit-") as tmp:
         log = Path(tmp) / "server.log"
         with log.open("w") as out:
