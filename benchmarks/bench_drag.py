@@ -20,9 +20,9 @@ mid-window. Measured in the page:
   chart of the slider that Python redrew showing its new figure (Streamlit draws a changed figure
   into a new chart element; an unchanged one keeps its element and is not waited for), and for a
   live slider its last overlay over the window gone; each stamped on the animation frame that
-  paints it. A live slider's chart far from the window (more than half a window's height away)
-  holds its new figure back under its overlay, which shows that figure, until it comes near
-  (``static/chart/chart.js``): such charts are counted ("held back out of view"), not waited for;
+  paints it. A live slider's chart out of the window holds its new figure back under its overlay,
+  which shows that figure, until it comes into the window (``static/chart/chart.js``): such charts
+  are counted ("held back out of view"), not waited for;
 - Plotly drawings per redrawn chart (its ``plotly_afterplot`` events): Streamlit 1.67 draws a
   changed figure into a new chart element, then draws it again once the element's theme effect has
   run (a new copy of the figure), so each redrawn chart costs two full Plotly drawings.

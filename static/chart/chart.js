@@ -9,14 +9,16 @@
 // that change; the drag benchmark waits for it). Width: the element's, followed on resize; height:
 // the figure's, or the element's own while presentation mode sets one (assets/present.js).
 //
-// A new figure for a chart far from the window (more than half a window's height away) that was
-// drawn before waits, so that the charts in view are drawn first (a release of d_k redraws the
-// Q/K/V chart above the window and the pipeline in it: ~25-90 ms, then ~70-180 ms on the test
-// machine, each a long task of the main thread):
-// - under a live slider's overlay (static/live/live.js marks its graph div data-overlaid), until it
-//   comes near the window: the overlay already shows that figure;
-// - otherwise until it comes near, or the page is idle with no chart near the window drawing or
-//   waiting to and no live slider held (requestIdleCallback; 5 s at most: never held for good).
+// A new figure for a chart that was drawn before waits, so that the charts in view are drawn first
+// (a release of d_k redraws the Q/K/V chart above the window and the pipeline in it: ~25-90 ms,
+// then ~70-180 ms on the test machine, each a long task of the main thread):
+// - under a live slider's overlay (static/live/live.js marks its graph div data-overlaid), while it
+//   is out of the window, even just below it: the overlay already shows that figure, so nothing
+//   stale is ever seen (a release of h on kernel regression redraws the fit in view and the weight
+//   row ~450 px under the window: its drawing, ~50-100 ms here, waits until it is scrolled to);
+// - otherwise while it is far from the window (more than half a window's height away), until it
+//   comes near, or the page is idle with no chart near the window drawing or waiting to and no live
+//   slider held (requestIdleCallback; 5 s at most: never held for good).
 // data-pending stays set meanwhile (an overlay stays while it is). A first drawing is done at once.
 //
 // The figure travels once, in a hidden copy of the data that React writes into the page above the
@@ -124,22 +126,39 @@ class Chart {
       { rootMargin: "50% 0px" },
     );
     this.seen.observe(this.el);
+    // in the window itself: a chart under a live overlay draws its new figure only then (the overlay
+    // shows that figure until it does)
+    this.inView = true;
+    this.shown = new IntersectionObserver((entries) => {
+      this.inView = entries[entries.length - 1].isIntersecting;
+      if (this.inView && this.next) this.release();
+    });
+    this.shown.observe(this.el);
+    // an overlay gone (static/live/live.js) while a figure waits under it: drawn now if near, else
+    // when near or idle
+    this.uncovered = new MutationObserver(() => {
+      if (this.gd.dataset.overlaid || !this.next) return;
+      if (this.held()) this.hold();
+      else this.release();
+    });
+    this.uncovered.observe(this.gd, { attributes: true, attributeFilter: ["data-overlaid"] });
     this.el.__chart = this; // printing draws every figure held back (below)
     this.idleOk = false; // a far chart without an overlay may draw (the page was idle)
     this.idleAsked = false;
     CHARTS.add(this);
   }
 
-  /** Whether the figure waiting should wait: drawn before and far away, and covered by a live
-   * overlay or not yet given an idle moment (see the top of this file). */
+  /** Whether the figure waiting should wait: drawn before, and out of the window under a live
+   * overlay, or far away and not yet given an idle moment (see the top of this file). */
   held() {
-    if (printing || this.near || !this.gd._fullLayout) return false;
-    return !!this.gd.dataset.overlaid || !this.idleOk;
+    if (printing || !this.gd._fullLayout) return false;
+    if (this.gd.dataset.overlaid) return !this.inView;
+    return !this.near && !this.idleOk;
   }
 
-  /** Whether this chart is drawing, or has a figure to draw, near the window. */
+  /** Whether this chart is drawing, or has a figure to draw now, near the window. */
   drawingNear() {
-    return this.near && (this.busy || !!this.next);
+    return this.near && (this.busy || (!!this.next && !this.held()));
   }
 
   /** Draw the figure waiting once the page is idle, no chart near the window is drawing and no live
@@ -164,7 +183,7 @@ class Chart {
     attempt();
   }
 
-  /** Draw a figure held back (it came near the window, or the page is printed). */
+  /** Draw a figure held back (it came near the window or into it, or the page is printed). */
   release() {
     if (this.next && !this.busy) this.drain();
   }
@@ -191,7 +210,7 @@ class Chart {
   }
 
   /** A figure held back: a far chart without a live overlay asks for an idle moment (one under an
-   * overlay waits until it comes near). */
+   * overlay waits until it comes into the window). */
   hold() {
     if (!this.gd.dataset.overlaid) this.whenIdle();
   }
