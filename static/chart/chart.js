@@ -16,9 +16,10 @@
 //   is out of the window, even just below it: the overlay already shows that figure, so nothing
 //   stale is ever seen (a release of h on kernel regression redraws the fit in view and the weight
 //   row ~450 px under the window: its drawing, ~50-100 ms here, waits until it is scrolled to);
-// - otherwise while it is far from the window (more than half a window's height away), until it
-//   comes near, or the page is idle with no chart near the window drawing or waiting to and no live
-//   slider held (requestIdleCallback; 5 s at most: never held for good).
+// - otherwise while it is far from the window, until it comes near, or the page is idle with no
+//   chart near the window drawing or waiting to and no live slider held (requestIdleCallback; 5 s
+//   at most: never held for good). "Near" is meant as within half a window's height, but see the
+//   observer below: in the main area it is, today, in the window.
 // data-pending stays set meanwhile (an overlay stays while it is). A first drawing is done at once.
 //
 // The figure travels once, in a hidden copy of the data that React writes into the page above the
@@ -113,7 +114,12 @@ class Chart {
     this.styled.observe(this.el, { attributes: true, attributeFilter: ["style"] });
     // fired at the element entering or leaving full screen (nothing held once the element goes)
     this.el.addEventListener("fullscreenchange", () => this.fit());
-    // near the window: within half a window's height of it
+    // near the window: within half a window's height of it, as meant. Measured 2026-12-07: the
+    // margin does not reach past Streamlit's main area, a scrolling element of its own (stMain,
+    // overflow auto) that clips the chart, and the observer's root is the window: a chart 436 px
+    // under a 1000 px window is not near. In the main area "near" is "in the window"; with stMain as
+    // the root the margin would work (not done: a chart that nothing covers would then draw before
+    // it is seen, more work after a release; the charts under an overlay wait for the window anyway)
     this.near = true;
     this.seen = new IntersectionObserver(
       (entries) => {

@@ -247,6 +247,53 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
     assert_no_exception(page)
 
 
+#: The live slider ``key`` is docked exactly when its place is above the window (the dock follows a
+#: scroll a moment later, through an IntersectionObserver).
+_DOCK_SETTLED = """(key) => {
+  const place = document.querySelector('.st-key-live_' + key);
+  const box = document.querySelector('.attn-live.st-key-' + key);
+  return box.classList.contains('docked') === (place.getBoundingClientRect().bottom <= 1);
+}"""
+#: Where the weight row lies under the window: (its top - the window's bottom, the window's height).
+_BELOW = """() => [document.querySelector('.st-key-kr_fig_row').getBoundingClientRect().top - innerHeight,
+  innerHeight]"""
+
+
+def test_a_chart_just_under_the_window_draws_only_once_scrolled_into_it(page):
+    """With the fit mid-window, the weight row starts a few hundred px under the window, less than half
+    a window away. A release of h gives the row its new figure; under its overlay (which shows that
+    figure) the row holds it back until it is in the window itself, then draws it once and its
+    overlay goes (``static/chart/chart.js``): a release draws only the charts that are seen."""
+    page.open("kernel-regression", lang="en", folded=True)
+    slider = _slider(page, _EN["kr.bandwidth"])
+    page.evaluate("() => document.querySelector('.st-key-kr_fig_fit').scrollIntoView({block: 'center'})")
+    page.locator(".st-key-kr_fig_row .js-plotly-plot .main-svg").first.wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_for_app(page)
+    page.wait_for_function(_DOCK_SETTLED, arg="kr_h", timeout=10_000)  # the slider where it stays
+    gap, height = page.evaluate(_BELOW)
+    assert 0 < gap < height / 2, f"the row is not just under the window ({gap} px below it): no test"
+    row_rev = page.evaluate(_KEEP, "kr_fig_row")
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(_x(box, 0.53), y)
+    page.mouse.down()
+    for i in range(1, 21):
+        page.mouse.move(_x(box, 0.53 - 0.33 * i / 20), y)
+        page.wait_for_timeout(16)
+    page.wait_for_function("() => (window.__liveStats?.frames || []).length > 0", timeout=10_000)
+    page.mouse.up()
+    wait_for_app(page)
+    page.wait_for_function(f"() => ({_HELD})('kr_fig_fit') === null", timeout=RUN_TIMEOUT_MS)  # fit drawn
+    page.wait_for_function(f"() => ({_HELD})('kr_fig_row')?.pending", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_timeout(500)  # and it stays so
+    assert page.evaluate(_HELD, "kr_fig_row") == {"pending": True, "overlay": True, "rev": row_rev}
+    page.evaluate("() => document.querySelector('.st-key-kr_fig_row').scrollIntoView({block: 'center'})")
+    page.wait_for_function(f"() => ({_HELD})('kr_fig_row') === null", timeout=RUN_TIMEOUT_MS)
+    assert int(page.evaluate(_KEEP, "kr_fig_row")) == int(row_rev) + 1  # drawn once, once seen
+    assert "kr_h=" in page.url
+    assert_no_exception(page)
+
+
 def test_the_keyboard_moves_a_live_slider_one_step_and_commits(page):
     page.open("kernel-regression", lang="en", folded=True)
     slider = _slider(page, _EN["kr.bandwidth"])
