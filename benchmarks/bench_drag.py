@@ -71,7 +71,7 @@ from benchmarks.bench_browser import (
     _percentile,
     streamlit_server,
 )
-from tests.e2e.conftest import chromium_path, show_answers
+from tests.e2e.conftest import DOCK_SETTLED, chromium_path, show_answers
 
 #: (page, link parameters, URL key, from, to: fractions of the track, the charts of the page (its
 #: questions answered) that the slider redraws: each must be drawn before the drag)
@@ -196,14 +196,6 @@ _HELD = """(charts) => charts.filter((k) => {
   return g?.dataset.pending && !window.__drag.inView(g);
 }).length"""
 
-#: The live slider ``key`` is docked exactly when its place is above the window (the dock is moved by
-#: an IntersectionObserver, a moment after a scroll).
-_DOCK_SETTLED = """(key) => {
-  const place = document.querySelector('.st-key-live_' + key);
-  const box = document.querySelector('.attn-live.st-key-' + key);
-  return box.classList.contains('docked') === (place.getBoundingClientRect().bottom <= 1);
-}"""
-
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
 #: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
 _SETTLED = """(quiet) => {
@@ -268,7 +260,7 @@ def drag_once(
         # the window, at the window's bottom (the dock, static/live/live.js), and is dragged there.
         watched = f".st-key-{charts[0]}"
         page.evaluate(f"() => document.querySelector('{watched}').scrollIntoView({{block: 'center'}})")
-        page.wait_for_function(_DOCK_SETTLED, arg=key, timeout=TIMEOUT_MS)
+        page.wait_for_function(DOCK_SETTLED, arg=key, timeout=TIMEOUT_MS)
     else:
         # a release-only slider is dragged in its place, mid-window (its charts all redraw anyway)
         page.evaluate(f"() => document.querySelector('.st-key-{key}').scrollIntoView({{block: 'center'}})")

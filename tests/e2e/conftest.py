@@ -81,6 +81,15 @@ def page(browser, app_url):
 LIVE_SLIDERS_MOUNTED = """() => [...document.querySelectorAll('[class*="st-key-live_"]')]
   .every(box => box.querySelector('.attn-live input[type=range]'))"""
 
+#: The live slider ``key`` is docked exactly when its place is above the window (the dock follows a
+#: scroll a moment later, through an IntersectionObserver): wait for it before dragging a slider
+#: whose place may have scrolled away (the e2e tests and ``benchmarks/bench_drag.py``).
+DOCK_SETTLED = """(key) => {
+  const place = document.querySelector('.st-key-live_' + key);
+  const box = document.querySelector('.attn-live.st-key-' + key);
+  return box.classList.contains('docked') === (place.getBoundingClientRect().bottom <= 1);
+}"""
+
 
 def wait_for_app(pg, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     """Wait until Streamlit has rendered the page and finished the current script run.

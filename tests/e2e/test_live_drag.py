@@ -12,7 +12,7 @@ import contextlib
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import RUN_TIMEOUT_MS, assert_no_exception, show_answers, wait_for_app
+from tests.e2e.conftest import DOCK_SETTLED, RUN_TIMEOUT_MS, assert_no_exception, show_answers, wait_for_app
 from ui.i18n import load_catalogue
 
 pytestmark = pytest.mark.e2e
@@ -247,13 +247,6 @@ def test_dragging_redraws_the_chart_before_release_and_commits_once(
     assert_no_exception(page)
 
 
-#: The live slider ``key`` is docked exactly when its place is above the window (the dock follows a
-#: scroll a moment later, through an IntersectionObserver).
-_DOCK_SETTLED = """(key) => {
-  const place = document.querySelector('.st-key-live_' + key);
-  const box = document.querySelector('.attn-live.st-key-' + key);
-  return box.classList.contains('docked') === (place.getBoundingClientRect().bottom <= 1);
-}"""
 #: Where the weight row lies under the window: (its top - the window's bottom, the window's height).
 _BELOW = """() => [document.querySelector('.st-key-kr_fig_row').getBoundingClientRect().top - innerHeight,
   innerHeight]"""
@@ -269,7 +262,7 @@ def test_a_chart_just_under_the_window_draws_only_once_scrolled_into_it(page):
     page.evaluate("() => document.querySelector('.st-key-kr_fig_fit').scrollIntoView({block: 'center'})")
     page.locator(".st-key-kr_fig_row .js-plotly-plot .main-svg").first.wait_for(timeout=RUN_TIMEOUT_MS)
     wait_for_app(page)
-    page.wait_for_function(_DOCK_SETTLED, arg="kr_h", timeout=10_000)  # the slider where it stays
+    page.wait_for_function(DOCK_SETTLED, arg="kr_h", timeout=10_000)  # the slider where it stays
     gap, height = page.evaluate(_BELOW)
     assert 0 < gap < height / 2, f"the row is not just under the window ({gap} px below it): no test"
     row_rev = page.evaluate(_KEEP, "kr_fig_row")
