@@ -14,9 +14,13 @@ mid-window. Measured in the page:
 - frames drawn during the drag (``window.__liveStats``, static/live/live.js) and the time from a
   move to its frame: from the range input's ``input`` event to the end of the drawing in the
   animation frame that paints it (p50 / p95 over every frame of every drag);
-- script runs started while the button is down (the app root's ``data-test-script-state`` turning
-  to ``running``; must be 0) and after the release (1);
-- release -> settled: from the ``pointerup`` to the latest of: the script's run finishing, every
+- script runs started while the button is down (must be 0) and after the release (1), counted from
+  the server's own messages (``tests.e2e.conftest.RUN_LOG``: a ``new_session`` message starts a run,
+  ``script_finished`` ends it), not from the app root's ``data-test-script-state``, which misses a
+  run whose messages the page handled before React rendered (the reference page's ~20 ms runs);
+- release -> settled: from the ``pointerup`` to the latest of: the script's run finishing (the app
+  root's state back to ``notRunning``, or for a run that never showed ``running`` there, its
+  ``script_finished`` message), every
   chart of the slider that Python redrew showing its new figure (Streamlit draws a changed figure
   into a new chart element; an unchanged one keeps its element and is not waited for), and for a
   live slider its last overlay over the window gone; each stamped on the animation frame that
@@ -71,7 +75,7 @@ from benchmarks.bench_browser import (
     _percentile,
     streamlit_server,
 )
-from tests.e2e.conftest import DOCK_SETTLED, chromium_path, show_answers
+from tests.e2e.conftest import DOCK_SETTLED, RUN_LOG, chromium_path, show_answers
 
 #: (page, link parameters, URL key, from, to: fractions of the track, the charts of the page (its
 #: questions answered) that the slider redraws: each must be drawn before the drag)
@@ -97,10 +101,11 @@ TARGET_SETTLED_P50_MS = 250
 FILED_RELEASE_ONLY_P50_MS = 200
 MOVE_GAP_MS = 16
 TIMEOUT_MS = 120_000
-#: The reference page's run takes ~20 ms: a drag of its slider with no run seen 10 s after the release
-#: is left out of its p50 and printed as a 0 in its "runs after the release". On 2026-12-07 some drags
-#: had none, most of them in the series before the sliders (the cause not found: the same drags in a
-#: script of their own moved the slider every time).
+#: The reference page's run takes ~20 ms: a drag of its slider with no run 10 s after the release is
+#: left out of its p50 and printed as a 0 in its "runs after the release". Until 2026-12-08 some were:
+#: runs counted from the app root's ``data-test-script-state`` missed the run whose messages all came
+#: before React rendered (the server had sent them; the state never showed "running"). Runs are now
+#: counted from the server's messages (``RUN_LOG``).
 FLOOR_RUN_TIMEOUT_MS = 10_000
 
 #: Installed before each drag: script-state changes, the pointerup time, chart DOM changes, and
@@ -197,11 +202,30 @@ _HELD = """(charts) => charts.filter((k) => {
 }).length"""
 
 _STATE = "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state')"
-#: True once a run was seen after the release and the state stayed notRunning for QUIET_MS.
+#: True once a run started after the release has finished (the server's messages, ``RUN_LOG``) and the
+#: app root's state stayed notRunning for QUIET_MS since the later of that and its last change.
 _SETTLED = """(quiet) => {
-  const r = window.__drag, last = r.states[r.states.length - 1];
-  return r.up !== null && r.states.some(s => s[1] === 'running' && s[0] >= r.up) && last[1] === 'notRunning'
-    && performance.now() - last[0] >= quiet;
+  const r = window.__drag, ws = window.__wsRuns, app = document.querySelector('[data-testid=stApp]');
+  if (r.up === null || !ws.started.some(t => t >= r.up)) return false;
+  const done = ws.finished.filter(t => t >= r.up);
+  if (!done.length || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  const last = Math.max(done.at(-1), ...r.states.map(s => s[0]));
+  return performance.now() - last >= quiet;
+}"""
+#: The release's run: how many started while the button was down and after the release (the
+#: server's messages), and when the app root showed it running and finished. A run whose messages
+#: were all handled before React rendered (a quick one, ~20 ms: the reference page's) never shows
+#: "running" there: its start and end are then the arrival of its first and last message.
+_RUN = """() => {
+  const r = window.__drag, ws = window.__wsRuns;
+  const running = r.states.find(s => s[1] === 'running' && s[0] >= r.up);
+  const ends = r.states.filter(s => s[1] === 'notRunning' && s[0] >= r.up);
+  const finished = ws.finished.filter(t => t >= r.up);
+  return {up: r.up, charts: r.charts,
+    during: ws.started.filter(t => t >= r.down && t < r.up).length,
+    runs: ws.started.filter(t => t >= r.up).length,
+    start: running ? running[0] : ws.started.find(t => t >= r.up),
+    end: running && ends.length ? ends.at(-1)[0] : finished.at(-1)};
 }"""
 
 
@@ -280,19 +304,17 @@ def drag_once(
         page.mouse.move(x0 + (x(end) - x0) * i / moves, y)
         page.wait_for_timeout(MOVE_GAP_MS)
     page.wait_for_timeout(100)  # the last frame
-    during = page.evaluate("() => window.__drag.states.filter(s => s[1] === 'running').length")
     page.mouse.up()
-    result = Drag(runs_during=during)
+    result = Drag()
     try:
         page.wait_for_function(_SETTLED, arg=QUIET_MS, polling=20, timeout=run_timeout_ms)
     except PlaywrightTimeout:  # a run that never came: recorded as not settled
+        result.runs_during = page.evaluate(
+            "() => window.__wsRuns.started.filter(t => t >= window.__drag.down).length"
+        )
         return result
-    rec = page.evaluate(
-        """() => { const r = window.__drag; return {up: r.up, charts: r.charts,
-          runs: r.states.filter(s => s[1] === 'running' && s[0] >= r.up).length,
-          start: r.states.find(s => s[1] === 'running' && s[0] >= r.up)[0],
-          end: r.states.filter(s => s[1] === 'notRunning').at(-1)[0]}; }"""
-    )
+    rec = page.evaluate(_RUN)
+    result.runs_during = rec["during"]
     result.runs_after = rec["runs"]
     result.start_ms = rec["start"] - rec["up"]
     result.run_ms = rec["end"] - rec["start"]
@@ -589,6 +611,7 @@ def main(argv: Sequence[str] = ()) -> None:
         browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS)
         try:
             context = browser.new_context(viewport=VIEWPORT)
+            context.add_init_script(RUN_LOG)  # the runs, from the server's messages
             first = measure_floor(reference, context, args.drags, args.moves)
             print(f"  floor, before the sliders: {_line(first, False)}", flush=True)
             first_more = measure_floor(reference, context, args.drags, args.moves, FLOOR_ELEMENTS)

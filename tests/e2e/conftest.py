@@ -60,6 +60,7 @@ def page(browser, app_url):
     "Show me" is pressed on every question (:func:`show_answers`) unless ``answered=False``.
     """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(RUN_LOG)  # the runs the server reports (test_live_drag counts them)
     pg = context.new_page()
 
     def open_(path: str = "", *, folded: bool = False, answered: bool = True, **params: str) -> None:
@@ -74,6 +75,52 @@ def page(browser, app_url):
     pg.open = open_  # type: ignore[attr-defined]
     yield pg
     context.close()
+
+
+#: Installed in every page before Streamlit connects (``BrowserContext.add_init_script``): the script
+#: runs the server reports, from its own messages. Each ForwardMsg arrives as one binary WebSocket
+#: message; one with ``new_session`` (field 4) starts a run, one with ``script_finished`` (field 6)
+#: ends it. Their arrival times (``performance.now()``, before Streamlit handles them) go to
+#: ``window.__wsRuns.started`` / ``.finished``. The app root's ``data-test-script-state`` is not a
+#: count of runs: when a run's messages are all handled before React renders (a run of ~20 ms, a busy
+#: page), its "running" is never committed to the DOM, and two runs back to back can read as one.
+RUN_LOG = """(() => {
+  if (window.__wsRuns) return;
+  const log = (window.__wsRuns = { started: [], finished: [] });
+  const varint = (b, i) => {
+    let x = 0, s = 0, c;
+    do { c = b[i++]; x += (c & 0x7f) * 2 ** s; s += 7; } while (c & 0x80 && i < b.length);
+    return [x, i];
+  };
+  const kind = (buf) => {  // the top-level fields of a ForwardMsg, in field order
+    const b = new Uint8Array(buf);
+    let i = 0, tag, n;
+    while (i < b.length) {
+      [tag, i] = varint(b, i);
+      const field = Math.floor(tag / 8), wire = tag & 7;
+      if (field === 4 && wire === 2) return "started";
+      if (field === 6 && wire === 0) return "finished";
+      if (field > 6) return null;
+      if (wire === 0) [, i] = varint(b, i);
+      else if (wire === 2) { [n, i] = varint(b, i); i += n; }
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return null;
+    }
+    return null;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (e) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const k = kind(e.data);
+        if (k) log[k].push(performance.now());
+      });
+    }
+  };
+})()"""
 
 
 #: Every live slider drawn (``ui.live_slider``: a v2 component whose element is ``live_<key>``)
