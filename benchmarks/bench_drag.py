@@ -310,7 +310,8 @@ def drag_once(
         page.wait_for_function(_SETTLED, arg=QUIET_MS, polling=20, timeout=run_timeout_ms)
     except PlaywrightTimeout:  # a run that never came: recorded as not settled
         result.runs_during = page.evaluate(
-            "() => window.__wsRuns.started.filter(t => t >= window.__drag.down).length"
+            "() => { const r = window.__drag;"
+            " return window.__wsRuns.started.filter(t => t >= r.down && t < r.up).length; }"
         )
         return result
     rec = page.evaluate(_RUN)
